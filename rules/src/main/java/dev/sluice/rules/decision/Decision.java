@@ -1,0 +1,44 @@
+package dev.sluice.rules.decision;
+
+import dev.sluice.rules.address.AddressClass;
+import java.util.Objects;
+
+/**
+ * The result of deciding one request or tunnel: a verdict, the one reason, and the id of the rule that
+ * decided (for example {@code extensions.github.allow[1]}, {@code groups.llm[0]}, {@code deny[2]},
+ * or a fixed id such as {@code implicit-deny} and {@code network.address_class} for built-in checks).
+ *
+ * @param verdict allow, deny or would_deny
+ * @param reason why; {@link Reason#ALLOWLISTED} for an allow
+ * @param ruleId the deciding rule, never null ({@code implicit-deny} when nothing matched)
+ * @param addressClass for {@link Reason#ADDRESS_CLASS}: the offending class; otherwise null
+ */
+public record Decision(Verdict verdict, Reason reason, String ruleId, AddressClass addressClass) {
+
+    public Decision {
+        Objects.requireNonNull(verdict, "verdict");
+        Objects.requireNonNull(reason, "reason");
+        Objects.requireNonNull(ruleId, "ruleId");
+    }
+
+    public static Decision allow(String ruleId) {
+        return new Decision(Verdict.ALLOW, Reason.ALLOWLISTED, ruleId, null);
+    }
+
+    public static Decision deny(Reason reason, String ruleId) {
+        return new Decision(Verdict.DENY, reason, ruleId, null);
+    }
+
+    /** Answers whether traffic may pass (allow, or would_deny in report mode). */
+    public boolean permits() {
+        return verdict != Verdict.DENY;
+    }
+
+    /**
+     * Returns the one-line reason text for a response body and logs: the reason label, plus the
+     * class for address-class denials, e.g. {@code address_class: metadata}.
+     */
+    public String reasonText() {
+        return addressClass == null ? reason.label() : reason.label() + ": " + addressClass.label();
+    }
+}

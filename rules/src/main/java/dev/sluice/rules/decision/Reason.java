@@ -1,0 +1,68 @@
+package dev.sluice.rules.decision;
+
+/**
+ * Every reason Sluice gives, in one place (design.md "Answers and reasons"). The {@link #label()}
+ * appears unchanged in the response body, the audit record's {@code reason} and the metrics label;
+ * {@link #httpStatus()} is the status of the answer Sluice sends itself (0 when the answer is a closed
+ * connection or a DNS NXDOMAIN rather than an HTTP response).
+ */
+public enum Reason {
+    /** An allow rule matched (the only reason of an allowed decision). */
+    ALLOWLISTED("allowlisted", 0),
+
+    MALFORMED_REQUEST("malformed_request", 400),
+    MALFORMED_TARGET("malformed_target", 400),
+    AMBIGUOUS_FRAMING("ambiguous_framing", 400),
+
+    NOT_ALLOWLISTED("not_allowlisted", 403),
+    DENIED_BY_RULE("denied_by_rule", 403),
+    PORT_NOT_ALLOWED("port_not_allowed", 403),
+    METHOD_NOT_ALLOWED("method_not_allowed", 403),
+    PATH_NOT_ALLOWED("path_not_allowed", 403),
+    ADDRESS_CLASS("address_class", 403),
+    SELF_LOOP("self_loop", 403),
+    CREDENTIAL_DETECTED("credential_detected", 403),
+    SIGNED_BODY("signed_body", 403),
+
+    UNKNOWN_EXTENSION("unknown_extension", 407),
+
+    BODY_TOO_LARGE("body_too_large", 413),
+    UNSUPPORTED_ENCODING("unsupported_encoding", 415),
+    HOST_MISMATCH("host_mismatch", 421),
+    HEADER_TOO_LARGE("header_too_large", 431),
+
+    EGRESS_BUDGET("egress_budget", 429),
+    CONNECTION_LIMIT("connection_limit", 503),
+
+    PIN_MISMATCH("pin_mismatch", 502),
+    UPSTREAM_TLS_FAILED("upstream_tls_failed", 502),
+    UPSTREAM_CONNECT_FAILED("upstream_connect_failed", 502),
+    DNS_FAILURE("dns_failure", 502),
+    UPSTREAM_TIMEOUT("upstream_timeout", 504),
+
+    SNI_MISMATCH("sni_mismatch", 0),
+    NO_SNI("no_sni", 0),
+    NOT_HTTP_OR_TLS("not_http_or_tls", 0),
+    HEADER_TIMEOUT("header_timeout", 0),
+    IDLE_TIMEOUT("idle_timeout", 0),
+
+    DNS_NOT_ALLOWLISTED("dns_not_allowlisted", 0);
+
+    private final String label;
+    private final int httpStatus;
+
+    Reason(String label, int httpStatus) {
+        this.label = label;
+        this.httpStatus = httpStatus;
+    }
+
+    /** Returns the snake_case word, e.g. {@code not_allowlisted}. */
+    public String label() {
+        return label;
+    }
+
+    /** Returns the HTTP status Sluice answers with for this reason, or 0 when it answers otherwise. */
+    public int httpStatus() {
+        return httpStatus;
+    }
+}

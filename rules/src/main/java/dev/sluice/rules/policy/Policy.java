@@ -1,0 +1,50 @@
+package dev.sluice.rules.policy;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One immutable policy snapshot, as loaded from a policy file (design.md "Policy file"). Swapped
+ * atomically as a whole on reload; never mutated.
+ *
+ * @param mode enforce or report
+ * @param extensions by name, the {@code default} extension included when present
+ * @param globalDeny deny rules that apply to every extension
+ * @param network the {@code network} section
+ * @param listen the {@code listen} section
+ * @param limits the {@code limits} section
+ * @param auditPath the audit log file, relative paths resolved against the data dir by the caller
+ * @param source where it came from (a file path, or {@code embedded:default-policy.yaml})
+ * @param sha256Hex the SHA-256 of the file's bytes, lowercase hex
+ */
+public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                     ListenSettings listen, Limits limits, Path auditPath, String source, String sha256Hex) {
+
+    public Policy {
+        extensions = Map.copyOf(extensions);
+        globalDeny = List.copyOf(globalDeny);
+    }
+
+    /** Returns the extension named {@code name}. */
+    public Optional<Extension> extension(String name) {
+        return Optional.ofNullable(extensions.get(name));
+    }
+
+    /** Returns the {@code default} extension, for unidentified clients, when the policy has one. */
+    public Optional<Extension> defaultExtension() {
+        return extension(Extension.DEFAULT);
+    }
+
+    /**
+     * Authenticates explicit-mode credentials (Proxy-Authorization Basic {@code name:token}, RFC 7617):
+     * the SHA-256 of {@code token} is compared with the extension's {@code token_sha256} in constant
+     * time ({@link java.security.MessageDigest#isEqual}).
+     *
+     * @return the extension, or empty when the name is unknown, has no token, or the token is wrong
+     */
+    public Optional<Extension> authenticate(String name, String token) {
+        throw new UnsupportedOperationException("todo");
+    }
+}
