@@ -33,6 +33,8 @@ public enum Reason {
 
     EGRESS_BUDGET("egress_budget", 429),
     CONNECTION_LIMIT("connection_limit", 503),
+    /** The audit log cannot be written: Sluice refuses traffic it could not record (fail closed). */
+    AUDIT_UNAVAILABLE("audit_unavailable", 503),
 
     PIN_MISMATCH("pin_mismatch", 502),
     UPSTREAM_TLS_FAILED("upstream_tls_failed", 502),

@@ -1,0 +1,30 @@
+package dev.sluice.proxy.cli;
+
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.PolicyException;
+import dev.sluice.rules.policy.PolicyLoader;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** {@code sluice check FILE}: validates a policy; prints every error as file:line:column; exit 1 on any. */
+@Command(name = "check", description = "Validate a policy file.")
+final class CheckCommand implements Callable<Integer> {
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The policy file to check.")
+    Path file;
+
+    @Override
+    public Integer call() {
+        try {
+            Policy policy = PolicyLoader.load(file);
+            System.out.println(file + ": ok (" + policy.extensions().size() + " extensions, sha256 "
+                    + policy.sha256Hex() + ")");
+            return 0;
+        } catch (PolicyException e) {
+            e.errors().forEach(error -> System.out.println(error));
+            return 1;
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.sluice.proxy.cli;
+
+import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.server.SluiceServer;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.PolicyException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/**
+ * {@code sluice run}: loads the policy (Sluice never starts without one that loaded), opens the audit
+ * log, binds the listeners and serves until SIGTERM or SIGINT, when it stops accepting, closes the
+ * connections (each writes its audit record) and flushes and closes the audit log.
+ */
+@Command(name = "run", description = "Run the proxy.")
+final class RunCommand implements Callable<Integer> {
+
+    @Mixin
+    CommonOptions common;
+
+    @Override
+    public Integer call() throws Exception {
+        Policy policy;
+        try {
+            policy = common.loadPolicy();
+        } catch (PolicyException e) {
+            System.err.println("sluice: the policy did not load; not starting:");
+            e.errors().forEach(error -> System.err.println("  " + error));
+            return 1;
+        }
+        Files.createDirectories(common.dataDir);
+        Path auditPath = common.dataDir.resolve(policy.auditPath());
+        AuditLog auditLog = AuditLog.open(auditPath);
+        SluiceServer server;
+        try {
+            server = SluiceServer.start(policy, auditLog, Clock.systemUTC(), 0);
+        } catch (Exception e) {
+            auditLog.close();
+            System.err.println("sluice: cannot start: " + e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            auditLog.close();
+            stopped.countDown();
+        }, "sluice-shutdown"));
+        System.err.println("sluice: explicit proxy on " + server.proxyAddress().getHostString() + ":"
+                + server.proxyAddress().getPort() + " (" + server.transportName() + "), policy "
+                + policy.source() + ", audit log " + auditPath);
+        stopped.await();
+        return 0;
+    }
+}

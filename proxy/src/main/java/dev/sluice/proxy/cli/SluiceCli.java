@@ -1,0 +1,27 @@
+package dev.sluice.proxy.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code sluice} command line (design.md "CLI"). Exit codes: 0 success, 1 a policy or check error,
+ * 2 a usage error.
+ */
+@Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0",
+        description = "Egress allowlist forward proxy for sandboxed AI-agent extensions.",
+        subcommands = {RunCommand.class, CheckCommand.class, DecideCommand.class, TokenCommand.class})
+public final class SluiceCli {
+
+    private SluiceCli() {
+    }
+
+    /** Runs the command line and exits with its code. */
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns its exit code (for tests). */
+    public static int execute(String... args) {
+        return new CommandLine(new SluiceCli()).execute(args);
+    }
+}

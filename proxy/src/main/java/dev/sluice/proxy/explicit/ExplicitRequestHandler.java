@@ -1,0 +1,376 @@
+package dev.sluice.proxy.explicit;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.http.Answers;
+import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.decision.RequestInfo;
+import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.target.HttpTarget;
+import dev.sluice.rules.target.MalformedTargetException;
+import dev.sluice.rules.target.Target;
+import dev.sluice.rules.target.TargetParser;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.ReferenceCountUtil;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Base64;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The request phase of the explicit listener (design.md steps 1–4): for each HTTP/1.x request it
+ * identifies the extension, canonicalises the request-target and asks {@link Decider} for a decision.
+ * It answers refusals itself and hands allowed requests on, as a {@link ForwardRequest} (absolute-form,
+ * plain HTTP) or a {@link ConnectRequest} (authority-form CONNECT). It never dials, and never decides
+ * by itself.
+ *
+ * <p>Answers it sends itself (each with an audit record):
+ * <table>
+ *   <caption>Refusals of the request phase</caption>
+ *   <tr><td>400 malformed_request</td><td>unparseable request, origin-form or asterisk-form
+ *       request-target, a version other than HTTP/1.0 and 1.1, a Transfer-Encoding other than
+ *       {@code chunked}; the connection closes</td></tr>
+ *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding; nothing is
+ *       forwarded and the connection closes</td></tr>
+ *   <tr><td>400 malformed_target</td><td>a request-target that has no canonical form</td></tr>
+ *   <tr><td>407 unknown_extension</td><td>no or wrong Proxy-Authorization and no {@code default}
+ *       extension</td></tr>
+ *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
+ *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
+ *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
+ * </table>
+ * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
+ * at once, without reading its body, and the connection closes after the answer.
+ *
+ * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight,
+ * pipelined requests wait (reading is paused), so answers keep the order of requests.
+ */
+public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
+
+    /** Pipelined messages held while an exchange is in flight before the connection is closed. */
+    static final int MAX_QUEUED_MESSAGES = 256;
+
+    private enum State { IDLE, FORWARDING, AWAITING_RESPONSE, DISCARDING, TUNNEL, CLOSED }
+
+    private final ProxyContext context;
+    private final ArrayDeque<Object> queued = new ArrayDeque<>();
+    private State state = State.IDLE;
+    private boolean responseDoneEarly;
+    private boolean closeAfterDiscard;
+
+    public ExplicitRequestHandler(ProxyContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (state == State.AWAITING_RESPONSE || (!queued.isEmpty() && state != State.TUNNEL)) {
+            if (queued.size() >= MAX_QUEUED_MESSAGES) {
+                ReferenceCountUtil.release(msg);
+                state = State.CLOSED;
+                ctx.close();
+                return;
+            }
+            queued.add(msg);
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        process(ctx, msg);
+    }
+
+    private void process(ChannelHandlerContext ctx, Object msg) {
+        switch (state) {
+            case TUNNEL -> ctx.fireChannelRead(msg);
+            case CLOSED -> ReferenceCountUtil.release(msg);
+            case DISCARDING -> {
+                boolean last = msg instanceof LastHttpContent;
+                ReferenceCountUtil.release(msg);
+                if (last) {
+                    state = closeAfterDiscard ? State.CLOSED : State.IDLE;
+                }
+            }
+            case FORWARDING -> {
+                boolean last = msg instanceof LastHttpContent;
+                ctx.fireChannelRead(msg);
+                if (last) {
+                    if (responseDoneEarly) {
+                        responseDoneEarly = false;
+                        state = State.IDLE;
+                    } else if (state == State.FORWARDING) {
+                        state = State.AWAITING_RESPONSE;
+                    }
+                }
+            }
+            case IDLE -> {
+                if (msg instanceof HttpRequest request) {
+                    onRequest(ctx, request);
+                    if (msg instanceof HttpContent) {
+                        // A full request (only produced for invalid input): treat as the request's last content.
+                        process(ctx, LastHttpContent.EMPTY_LAST_CONTENT);
+                    }
+                } else {
+                    // Content with no request (cannot happen with the decoder in front): drop it.
+                    ReferenceCountUtil.release(msg);
+                }
+            }
+            case AWAITING_RESPONSE -> queued.add(msg);
+            default -> throw new IllegalStateException("state: " + state);
+        }
+    }
+
+    /**
+     * Called by the forwarding phase when the response of the current exchange has been written in
+     * full. Resumes reading and handles any pipelined request that waited.
+     */
+    void exchangeComplete(ChannelHandlerContext ctx) {
+        if (state == State.FORWARDING) {
+            // The response finished before the request body did (e.g. the origin answered early).
+            responseDoneEarly = true;
+            return;
+        }
+        if (state != State.AWAITING_RESPONSE) {
+            return;
+        }
+        state = State.IDLE;
+        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED) {
+            process(ctx, queued.poll());
+        }
+        if (state == State.CLOSED) {
+            releaseQueued();
+        }
+        if (state != State.AWAITING_RESPONSE) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
+        Policy policy = context.policies().current();
+        AuditEvent audit = new AuditEvent(context.auditLog(), context.clock())
+                .listener("explicit")
+                .client((InetSocketAddress) ctx.channel().remoteAddress());
+
+        DecoderResult result = request.decoderResult();
+        if (result.isFailure()) {
+            Throwable cause = result.cause();
+            if (cause instanceof StrictRequestDecoder.AmbiguousFramingException) {
+                audit.method(request.method().name());
+                refuse(ctx, request, audit, Decision.deny(Reason.AMBIGUOUS_FRAMING, "http.framing"), true,
+                        "Content-Length with Transfer-Encoding");
+            } else if (cause instanceof TooLongHttpHeaderException) {
+                refuse(ctx, request, audit, Decision.deny(Reason.HEADER_TOO_LARGE, "limits.max_header_bytes"), true,
+                        "header block over " + policy.limits().maxHeaderBytes() + " bytes");
+            } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
+                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.parse"), true,
+                        "request line too long");
+            } else {
+                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.parse"), true,
+                        "unparseable request");
+            }
+            return;
+        }
+        audit.method(request.method().name());
+        if (!request.protocolVersion().equals(HttpVersion.HTTP_1_1)
+                && !request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.parse"), true,
+                    "unsupported HTTP version");
+            return;
+        }
+        String transferEncoding = request.headers().get(HttpHeaderNames.TRANSFER_ENCODING);
+        if (transferEncoding != null && !transferEncoding.trim().equalsIgnoreCase("chunked")) {
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.framing"), true,
+                    "unsupported Transfer-Encoding");
+            return;
+        }
+        if (!context.auditLog().healthy()) {
+            refuse(ctx, request, audit, Decision.deny(Reason.AUDIT_UNAVAILABLE, "audit"), true,
+                    "audit log unavailable");
+            return;
+        }
+
+        Optional<Extension> extension = identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
+        if (extension.isEmpty()) {
+            refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, "auth"), false, null);
+            return;
+        }
+        audit.extension(extension.get().name());
+
+        boolean connect = HttpMethod.CONNECT.equals(request.method());
+        Target target;
+        HttpTarget httpTarget = null;
+        try {
+            if (connect) {
+                audit.scheme("https");
+                target = TargetParser.parseAuthority(request.uri());
+            } else {
+                audit.scheme("http");
+                String uri = request.uri();
+                if (uri.startsWith("/") || uri.equals("*")) {
+                    refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.request_target"), false,
+                            "origin-form request-target on the proxy listener (expected: absolute-form)");
+                    return;
+                }
+                httpTarget = TargetParser.parseAbsoluteForm(uri);
+                target = httpTarget.target();
+                audit.urlPath(httpTarget.pathAndQuery());
+            }
+        } catch (MalformedTargetException e) {
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, "target"), false, e.getMessage());
+            return;
+        }
+        audit.server(target.host(), target.port());
+
+        RequestInfo info = connect ? null : new RequestInfo(request.method().name(), httpTarget.path());
+        Decision decision = Decider.decide(policy, extension.get(), target, info);
+        audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
+        if (!decision.permits()) {
+            refuse(ctx, request, audit, decision, connect, null);
+            return;
+        }
+
+        if (connect) {
+            audit.tlsMode("tunnel");
+            state = State.TUNNEL;
+            // From here on the client speaks raw bytes: remove the decoder so that bytes sent early
+            // (a TLS ClientHello right behind the CONNECT header) reach the tunnel untouched.
+            ctx.pipeline().remove(ExplicitChannelInitializer.DECODER);
+            ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit));
+            return;
+        }
+
+        audit.tlsMode("none");
+        HttpRequest upstream = new DefaultHttpRequest(request.protocolVersion(), request.method(),
+                httpTarget.pathAndQuery(), request.headers().copy());
+        HttpHeaders headers = upstream.headers();
+        HopByHop.strip(headers);
+        headers.set(HttpHeaderNames.HOST, hostHeader(target, 80));
+        if (HttpUtil.isTransferEncodingChunked(request)) {
+            HttpUtil.setTransferEncodingChunked(upstream, true);
+        }
+        state = State.FORWARDING;
+        ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
+                HttpUtil.isKeepAlive(request)));
+    }
+
+    private static String hostHeader(Target target, int defaultPort) {
+        return target.port() == defaultPort ? target.hostForUri() : target.authority();
+    }
+
+    /**
+     * Returns the extension named by {@code Proxy-Authorization: Basic name:token} (RFC 7617), the
+     * {@code default} extension when the header is absent, or empty when neither applies. Wrong
+     * credentials never fall back to {@code default}.
+     */
+    static Optional<Extension> identify(Policy policy, String authorization) {
+        if (authorization == null) {
+            return policy.defaultExtension();
+        }
+        String value = authorization.trim();
+        int space = value.indexOf(' ');
+        if (space <= 0 || !value.substring(0, space).toLowerCase(Locale.ROOT).equals("basic")) {
+            return Optional.empty();
+        }
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(value.substring(space + 1).trim()), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+        int colon = decoded.indexOf(':');
+        if (colon <= 0) {
+            return Optional.empty();
+        }
+        return policy.authenticate(decoded.substring(0, colon), decoded.substring(colon + 1));
+    }
+
+    private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Decision decision,
+                        boolean forceClose, String detail) {
+        boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
+        boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
+                || request.decoderResult().isFailure();
+        String text = decision.reasonText();
+        FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close);
+        audit.decision(decision.verdict().label())
+                .reason(decision.reason().label())
+                .rule(decision.ruleId())
+                .statusCode(decision.reason().httpStatus());
+        if (detail != null) {
+            audit.error(detail);
+        }
+        audit.emit();
+        if (close) {
+            state = State.CLOSED;
+            closeAfterDiscard = true;
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            state = State.DISCARDING;
+            closeAfterDiscard = false;
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof ChannelInputShutdownEvent && state == State.IDLE) {
+            ctx.close();
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        releaseQueued();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (state == State.TUNNEL) {
+            // Hand anything still queued to the next phase, in order.
+            while (!queued.isEmpty()) {
+                Object msg = queued.poll();
+                if (msg instanceof ByteBuf) {
+                    ctx.fireChannelRead(msg);
+                } else {
+                    ReferenceCountUtil.release(msg);
+                }
+            }
+        }
+        releaseQueued();
+    }
+
+    private void releaseQueued() {
+        while (!queued.isEmpty()) {
+            ReferenceCountUtil.release(queued.poll());
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // Never a stack trace on the wire: close. The exchange's own audit record notes the error.
+        ctx.fireExceptionCaught(cause);
+    }
+}

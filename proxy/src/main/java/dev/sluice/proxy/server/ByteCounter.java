@@ -1,0 +1,54 @@
+package dev.sluice.proxy.server;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufHolder;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+
+/**
+ * Counts the bytes on the wire of an upstream channel, as they flow, into the audit record of the
+ * exchange in progress: bytes written are {@code bytes.sent} (egress, toward the internet), bytes
+ * read are {@code bytes.received} (ingress). Sits first in the upstream pipeline, so it counts exactly
+ * what crosses the socket (headers and framing included). Passes every message on untouched.
+ */
+public final class ByteCounter extends ChannelDuplexHandler {
+
+    private AuditEvent sink;
+
+    /** Directs the counts of the next bytes to {@code audit}; called on the channel's event loop. */
+    public void attach(AuditEvent audit) {
+        this.sink = audit;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        long n = size(msg);
+        AuditEvent current = sink;
+        if (n > 0 && current != null) {
+            current.addBytesReceived(n);
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        long n = size(msg);
+        AuditEvent current = sink;
+        if (n > 0 && current != null) {
+            current.addBytesSent(n);
+        }
+        ctx.write(msg, promise);
+    }
+
+    private static long size(Object msg) {
+        if (msg instanceof ByteBuf buf) {
+            return buf.readableBytes();
+        }
+        if (msg instanceof ByteBufHolder holder) {
+            return holder.content().readableBytes();
+        }
+        return 0;
+    }
+}

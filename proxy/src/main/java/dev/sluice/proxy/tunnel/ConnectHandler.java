@@ -1,0 +1,168 @@
+package dev.sluice.proxy.tunnel;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.dial.DialFailure;
+import dev.sluice.proxy.dial.Dialed;
+import dev.sluice.proxy.explicit.ConnectRequest;
+import dev.sluice.proxy.http.Answers;
+import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.decision.Reason;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tunnel-setup phase of an allowed CONNECT: dials the target through the safe dialer, answers
+ * {@code 200 Connection established}, then removes the HTTP handlers and itself and joins the two
+ * channels with a pair of {@link TunnelRelay}s. Bytes the client sent before the 200 (an optimistic
+ * ClientHello) are held and sent first. A failed dial is answered (403 {@code address_class} /
+ * {@code self_loop}, 502, 504) and the connection closes.
+ */
+public final class ConnectHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectHandler.class);
+
+    private final ProxyContext context;
+    private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
+    private ConnectRequest request;
+    private Channel upstream;
+
+    /** Names of the downstream handlers that the tunnel replaces. */
+    private final String[] httpHandlers;
+
+    /**
+     * @param context the server's shared context
+     * @param httpHandlers names of the downstream HTTP handlers to remove once the tunnel is up
+     */
+    public ConnectHandler(ProxyContext context, String... httpHandlers) {
+        this.context = context;
+        this.httpHandlers = httpHandlers.clone();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof ConnectRequest connect) {
+            start(ctx, connect);
+        } else if (msg instanceof ByteBuf buf && request != null) {
+            early.add(buf);
+        } else {
+            // The empty LastHttpContent that ends a CONNECT request, or anything before a CONNECT.
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void start(ChannelHandlerContext ctx, ConnectRequest connect) {
+        request = connect;
+        ctx.channel().config().setAutoRead(false);
+        ByteCounter counter = new ByteCounter();
+        counter.attach(connect.audit());
+        ChannelHandler init = new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast("bytes", counter);
+            }
+        };
+        Future<Dialed> dial = context.dialer().dial(ctx.channel().eventLoop(), connect.policy(), connect.decision(),
+                connect.target(), init);
+        dial.addListener((Future<Dialed> f) -> onDialed(ctx, f));
+    }
+
+    private void onDialed(ChannelHandlerContext ctx, Future<Dialed> f) {
+        AuditEvent audit = request.audit();
+        if (!ctx.channel().isActive()) {
+            if (f.isSuccess()) {
+                f.getNow().channel().close();
+            }
+            audit.error("downstream closed before the tunnel opened");
+            audit.emit();
+            releaseEarly();
+            return;
+        }
+        if (!f.isSuccess()) {
+            Decision denial = f.cause() instanceof DialFailure failure
+                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+            audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
+                    .statusCode(denial.reason().httpStatus()).error(f.cause().getMessage());
+            audit.emit();
+            releaseEarly();
+            FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), true);
+            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        Dialed dialed = f.getNow();
+        upstream = dialed.channel();
+        audit.peerAddress(dialed.remote().getAddress().getHostAddress()).statusCode(200);
+        ctx.writeAndFlush(Answers.connectEstablished(ctx.alloc())).addListener((ChannelFutureListener) written -> {
+            if (!written.isSuccess()) {
+                upstream.close();
+                audit.error("could not answer the CONNECT");
+                audit.emit();
+                releaseEarly();
+                ctx.close();
+                return;
+            }
+            joinChannels(ctx, audit);
+        });
+    }
+
+    private void joinChannels(ChannelHandlerContext ctx, AuditEvent audit) {
+        Channel downstream = ctx.channel();
+        TunnelSession session = new TunnelSession(audit);
+        downstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+        upstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+        upstream.pipeline().addLast("relay", new TunnelRelay(session, downstream));
+        downstream.pipeline().addLast("relay", new TunnelRelay(session, upstream));
+        for (String name : httpHandlers) {
+            if (downstream.pipeline().get(name) != null) {
+                downstream.pipeline().remove(name);
+            }
+        }
+        while (!early.isEmpty()) {
+            upstream.write(early.poll());
+        }
+        upstream.flush();
+        downstream.pipeline().remove(this);
+        if (!upstream.isActive()) {
+            downstream.close();
+        }
+        upstream.config().setAutoRead(true);
+        downstream.config().setAutoRead(true);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        releaseEarly();
+        if (upstream != null) {
+            upstream.close();
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        log.debug("downstream {} failed before the tunnel opened: {}", ctx.channel().remoteAddress(), cause.toString());
+        if (request != null) {
+            request.audit().error("downstream error: " + cause.getClass().getSimpleName());
+        }
+        ctx.close();
+    }
+
+    private void releaseEarly() {
+        while (!early.isEmpty()) {
+            early.poll().release();
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dev.sluice.proxy.tunnel;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+
+/**
+ * One direction of a blind tunnel: every buffer read on this channel is written, as is (no copy), to
+ * the peer channel. Backpressure: when the peer stops being writable this channel stops reading, and
+ * reading resumes when the peer drains (writability drives autoRead). Half-close: a FIN on this side
+ * becomes a shutdown of the peer's output once queued bytes are flushed; when both sides have sent
+ * FIN, or either side closes, both close.
+ */
+final class TunnelRelay extends ChannelInboundHandlerAdapter {
+
+    private final TunnelSession session;
+    private final Channel peer;
+
+    TunnelRelay(TunnelSession session, Channel peer) {
+        this.session = session;
+        this.peer = peer;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!peer.isActive()) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        peer.write(msg).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+                session.error("write failed: " + f.cause().getClass().getSimpleName());
+                f.channel().close();
+                ctx.close();
+            }
+        });
+        if (!peer.isWritable()) {
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        peer.flush();
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        // This channel drained: let the peer read again.
+        if (ctx.channel().isWritable()) {
+            peer.config().setAutoRead(true);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof ChannelInputShutdownEvent) {
+            boolean both = session.inputShutdown();
+            peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener((ChannelFutureListener) f -> {
+                if (both || !(peer instanceof DuplexChannel duplex)) {
+                    peer.close();
+                    ctx.close();
+                } else {
+                    duplex.shutdownOutput();
+                }
+            });
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        session.channelClosed();
+        if (peer.isActive()) {
+            peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        session.error(cause instanceof IOException ? "connection reset" : cause.getClass().getSimpleName());
+        ctx.close();
+    }
+}
