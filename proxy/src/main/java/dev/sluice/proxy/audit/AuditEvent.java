@@ -1,0 +1,378 @@
+package dev.sluice.proxy.audit;
+
+import dev.sluice.rules.decision.Decision;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+
+/**
+ * The audit record of one connection or request while it is in progress: handlers fill it in as the
+ * exchange proceeds, and {@link #emit()} turns it into exactly one {@link AuditRecord}.
+ *
+ * <p>The start time is taken at construction: the wall time from the injected {@link Clock} (the
+ * record's {@code time}) and {@link System#nanoTime()} for {@code duration_ms}.
+ *
+ * <p>Threading: setters are meant to be called from one thread (the channel's event loop); the byte
+ * counters may be added to from any thread, and {@link #emit()} may run on another thread. All
+ * state is volatile or atomic, so emit sees every value set before it. Values set after emit are
+ * ignored.
+ *
+ * <p>Fixed-vocabulary fields ({@code listener}, {@code tls.mode}, {@code decision}, {@code pin})
+ * reject any other word with {@link IllegalArgumentException}: that is a programming error.
+ */
+public final class AuditEvent {
+
+    /** Longest {@code error} kept, in characters. */
+    public static final int MAX_ERROR_CHARS = 200;
+    /** Longest {@code url.path} kept, in characters (after masking). */
+    public static final int MAX_PATH_CHARS = 2048;
+
+    static final String MASK = "***";
+
+    private static final Set<String> LISTENERS = Set.of("explicit", "transparent");
+    private static final Set<String> TLS_MODES = Set.of("none", "tunnel", "intercept");
+    private static final Set<String> DECISIONS = Set.of("allow", "deny", "would_deny");
+    private static final Set<String> PINS = Set.of("ok", "mismatch", "recorded", "none");
+    private static final Pattern ABSOLUTE_FORM = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://");
+
+    private final AuditSink sink;
+    private final LongSupplier nanoTime;
+    private final Instant startTime;
+    private final long startNanos;
+    private final String eventId;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong bytesSent = new AtomicLong();
+    private final AtomicLong bytesReceived = new AtomicLong();
+    private final Map<String, Long> redactions = new ConcurrentHashMap<>();
+
+    private volatile String extension;
+    private volatile String clientAddress;
+    private volatile Integer clientPort;
+    private volatile String listener;
+    private volatile String method;
+    private volatile String scheme;
+    private volatile String serverAddress;
+    private volatile Integer serverPort;
+    private volatile String urlPath;
+    private volatile String tlsMode;
+    private volatile String tlsSni;
+    private volatile String decision;
+    private volatile String reason;
+    private volatile String rule;
+    private volatile String peerAddress;
+    private volatile Integer statusCode;
+    private volatile String pin;
+    private volatile String error;
+
+    /**
+     * Starts an event now.
+     *
+     * @param sink where {@link #emit()} hands the record, usually the {@link AuditLog}
+     * @param clock the wall clock for the record's {@code time}
+     */
+    public AuditEvent(AuditSink sink, Clock clock) {
+        this(sink, clock, System::nanoTime);
+    }
+
+    AuditEvent(AuditSink sink, Clock clock, LongSupplier nanoTime) {
+        this.sink = Objects.requireNonNull(sink, "sink");
+        this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+        this.startTime = Objects.requireNonNull(clock, "clock").instant();
+        this.startNanos = nanoTime.getAsLong();
+        this.eventId = String.format("%016x", ThreadLocalRandom.current().nextLong());
+    }
+
+    /** Returns this event's id (16 lowercase hex characters), e.g. to quote in a response body. */
+    public String eventId() {
+        return eventId;
+    }
+
+    /** Sets the identified extension's name. */
+    public AuditEvent extension(String name) {
+        this.extension = name;
+        return this;
+    }
+
+    /** Sets {@code client.address} (the IP, never a resolved name) and {@code client.port}. */
+    public AuditEvent client(InetSocketAddress downstream) {
+        Objects.requireNonNull(downstream, "downstream");
+        InetAddress address = downstream.getAddress();
+        this.clientAddress = address != null ? address.getHostAddress() : downstream.getHostString();
+        this.clientPort = downstream.getPort();
+        return this;
+    }
+
+    /** Sets the listener: {@code explicit} or {@code transparent}. */
+    public AuditEvent listener(String listener) {
+        this.listener = checkWord("listener", listener, LISTENERS);
+        return this;
+    }
+
+    /** Sets the HTTP method, or {@code CONNECT} for a tunnel. */
+    public AuditEvent method(String method) {
+        this.method = method;
+        return this;
+    }
+
+    /** Sets {@code url.scheme}: {@code http} or {@code https}. */
+    public AuditEvent scheme(String scheme) {
+        this.scheme = scheme;
+        return this;
+    }
+
+    /**
+     * Sets {@code server.address} and {@code server.port}: the canonical upstream target.
+     *
+     * @param host canonical host name or address literal
+     * @param port TCP port, 0 to 65535
+     */
+    public AuditEvent server(String host, int port) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port: " + port + " (expected: 0-65535)");
+        }
+        this.serverAddress = host;
+        this.serverPort = port;
+        return this;
+    }
+
+    /**
+     * Sets {@code url.path} from a request-target, masking every query value (see
+     * {@link #maskQuery(String)}): {@code /a?x=1&token=abc} becomes {@code /a?x=***&token=***}.
+     */
+    public AuditEvent urlPath(String requestTarget) {
+        this.urlPath = maskQuery(requestTarget);
+        return this;
+    }
+
+    /** Sets {@code tls.mode}: {@code none}, {@code tunnel} or {@code intercept}. */
+    public AuditEvent tlsMode(String mode) {
+        this.tlsMode = checkWord("tlsMode", mode, TLS_MODES);
+        return this;
+    }
+
+    /** Sets {@code tls.sni}, the server name of the downstream ClientHello. */
+    public AuditEvent tlsSni(String sni) {
+        this.tlsSni = sni;
+        return this;
+    }
+
+    /** Sets {@code decision}: {@code allow}, {@code deny} or {@code would_deny}. */
+    public AuditEvent decision(String decision) {
+        this.decision = checkWord("decision", decision, DECISIONS);
+        return this;
+    }
+
+    /**
+     * Sets {@code decision}, {@code reason} and {@code rule} from a rules decision. The reason is
+     * {@link Decision#reasonText()}: the reason word, plus the class for address-class denials
+     * (e.g. {@code address_class: metadata}).
+     */
+    public AuditEvent decision(Decision d) {
+        Objects.requireNonNull(d, "d");
+        decision(d.verdict().label());
+        this.reason = d.reasonText();
+        this.rule = d.ruleId();
+        return this;
+    }
+
+    /** Sets {@code reason}, one word of design.md "Answers and reasons". */
+    public AuditEvent reason(String reason) {
+        this.reason = reason;
+        return this;
+    }
+
+    /** Sets {@code rule}, the id of the deciding rule. */
+    public AuditEvent rule(String ruleId) {
+        this.rule = ruleId;
+        return this;
+    }
+
+    /** Sets {@code network.peer.address}, the upstream IP address actually dialled. */
+    public AuditEvent peerAddress(String address) {
+        this.peerAddress = address;
+        return this;
+    }
+
+    /** Sets {@code http.response.status_code}, the status sent downstream. */
+    public AuditEvent statusCode(int status) {
+        this.statusCode = status;
+        return this;
+    }
+
+    /** Sets {@code pin}: {@code ok}, {@code mismatch}, {@code recorded} or {@code none}. */
+    public AuditEvent pin(String pinResult) {
+        this.pin = checkWord("pin", pinResult, PINS);
+        return this;
+    }
+
+    /** Adds {@code count} redactions by detector {@code detectorId} (thread-safe). */
+    public AuditEvent addRedactions(String detectorId, long count) {
+        Objects.requireNonNull(detectorId, "detectorId");
+        if (count < 0) {
+            throw new IllegalArgumentException("count: " + count + " (expected: >= 0)");
+        }
+        if (count > 0) {
+            redactions.merge(detectorId, count, Long::sum);
+        }
+        return this;
+    }
+
+    /** Adds to {@code bytes.sent}, bytes toward the internet (thread-safe). */
+    public AuditEvent addBytesSent(long bytes) {
+        bytesSent.addAndGet(checkBytes(bytes));
+        return this;
+    }
+
+    /** Adds to {@code bytes.received}, bytes from the internet (thread-safe). */
+    public AuditEvent addBytesReceived(long bytes) {
+        bytesReceived.addAndGet(checkBytes(bytes));
+        return this;
+    }
+
+    /**
+     * Sets {@code error}: only the first line is kept, control characters become spaces, and the
+     * text is cut to {@value #MAX_ERROR_CHARS} characters. Pass a short description, never a stack
+     * trace; a null clears it.
+     */
+    public AuditEvent error(String message) {
+        this.error = oneLine(message);
+        return this;
+    }
+
+    /** Sets {@code error} from a failure: its simple class name and message, as {@link #error(String)}. */
+    public AuditEvent error(Throwable cause) {
+        Objects.requireNonNull(cause, "cause");
+        String message = cause.getMessage();
+        String name = cause.getClass().getSimpleName();
+        return error(message == null || message.isBlank() ? name : name + ": " + message);
+    }
+
+    /** Answers whether {@link #emit()} has run. */
+    public boolean isEmitted() {
+        return closed.get();
+    }
+
+    /**
+     * Builds the record and hands it to the sink, exactly once per event.
+     *
+     * @return true if this call emitted the record; false if the event was emitted before
+     * @throws IllegalStateException if the sink no longer accepts records (the audit log was closed);
+     *     the event still counts as emitted
+     */
+    public boolean emit() {
+        if (!closed.compareAndSet(false, true)) {
+            return false;
+        }
+        long durationMs = Math.max(0, (nanoTime.getAsLong() - startNanos) / 1_000_000);
+        sink.write(new AuditRecord(startTime, eventId, extension, clientAddress, clientPort, listener,
+                method, scheme, serverAddress, serverPort, urlPath, tlsMode, tlsSni, decision, reason,
+                rule, peerAddress, statusCode, bytesSent.get(), bytesReceived.get(), durationMs,
+                Map.copyOf(redactions), pin, error));
+        return true;
+    }
+
+    /**
+     * Returns a request-target with every query value replaced by {@code ***}: {@code /a?x=1&b}
+     * becomes {@code /a?x=***&b} (a parameter without {@code =} is kept as is). A fragment is dropped.
+     * An absolute-form target ({@code http://user:pw@host/p?q=1}) loses its scheme and authority, so
+     * user-info never reaches the log. The result is cut to {@value #MAX_PATH_CHARS} characters.
+     *
+     * @param requestTarget origin-form or absolute-form request-target; null gives null
+     */
+    public static String maskQuery(String requestTarget) {
+        if (requestTarget == null) {
+            return null;
+        }
+        String target = requestTarget;
+        if (ABSOLUTE_FORM.matcher(target).find()) {
+            int authorityStart = target.indexOf("://") + 3;
+            int pathStart = indexOfAny(target, authorityStart, "/?#");
+            target = pathStart < 0 ? "/" : target.substring(pathStart);
+            if (!target.startsWith("/")) {
+                target = "/" + target;
+            }
+        }
+        int hash = target.indexOf('#');
+        if (hash >= 0) {
+            target = target.substring(0, hash);
+        }
+        int q = target.indexOf('?');
+        if (q >= 0) {
+            StringBuilder out = new StringBuilder(target.length());
+            out.append(target, 0, q + 1);
+            String query = target.substring(q + 1);
+            int start = 0;
+            while (start <= query.length()) {
+                int amp = query.indexOf('&', start);
+                int end = amp < 0 ? query.length() : amp;
+                String param = query.substring(start, end);
+                int eq = param.indexOf('=');
+                out.append(eq < 0 ? param : param.substring(0, eq + 1) + MASK);
+                if (amp < 0) {
+                    break;
+                }
+                out.append('&');
+                start = amp + 1;
+            }
+            target = out.toString();
+        }
+        return target.length() > MAX_PATH_CHARS ? target.substring(0, MAX_PATH_CHARS) : target;
+    }
+
+    static String oneLine(String message) {
+        if (message == null) {
+            return null;
+        }
+        int end = message.length();
+        for (int i = 0; i < message.length(); i++) {
+            char c = message.charAt(i);
+            if (c == '\n' || c == '\r') {
+                end = i;
+                break;
+            }
+        }
+        StringBuilder out = new StringBuilder(Math.min(end, MAX_ERROR_CHARS));
+        for (int i = 0; i < end; i++) {
+            char c = message.charAt(i);
+            out.append(Character.isISOControl(c) ? ' ' : c);
+        }
+        String line = out.toString().strip();
+        if (line.length() > MAX_ERROR_CHARS) {
+            line = line.substring(0, MAX_ERROR_CHARS);
+        }
+        return line;
+    }
+
+    private static int indexOfAny(String s, int from, String chars) {
+        for (int i = from; i < s.length(); i++) {
+            if (chars.indexOf(s.charAt(i)) >= 0) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String checkWord(String field, String value, Set<String> allowed) {
+        if (value != null && !allowed.contains(value)) {
+            throw new IllegalArgumentException(field + ": " + value + " (expected: one of " + allowed + ")");
+        }
+        return value;
+    }
+
+    private static long checkBytes(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes: " + bytes + " (expected: >= 0)");
+        }
+        return bytes;
+    }
+}

@@ -1,0 +1,70 @@
+package dev.sluice.proxy.audit;
+
+import java.util.List;
+
+/**
+ * The field names of an audit record, in the order they are written (design.md "Audit record").
+ * Names follow the OpenTelemetry semantic conventions where one exists; every other class refers to
+ * these constants rather than spelling a name itself.
+ */
+public final class AuditFields {
+
+    /** RFC 3339 UTC timestamp with milliseconds, e.g. {@code 2026-11-30T09:31:02.123Z}. */
+    public static final String TIME = "time";
+    /** Random id of this record (16 lowercase hex characters). */
+    public static final String EVENT_ID = "event.id";
+    /** The extension the downstream client was identified as. */
+    public static final String EXTENSION = "extension";
+    /** The downstream client's IP address. */
+    public static final String CLIENT_ADDRESS = "client.address";
+    /** The downstream client's TCP port. */
+    public static final String CLIENT_PORT = "client.port";
+    /** {@code explicit} or {@code transparent}. */
+    public static final String LISTENER = "listener";
+    /** The HTTP method, or {@code CONNECT}. */
+    public static final String HTTP_REQUEST_METHOD = "http.request.method";
+    /** {@code http} or {@code https}. */
+    public static final String URL_SCHEME = "url.scheme";
+    /** The canonical upstream host name or address literal. */
+    public static final String SERVER_ADDRESS = "server.address";
+    /** The upstream TCP port. */
+    public static final String SERVER_PORT = "server.port";
+    /** The request path with query values masked. */
+    public static final String URL_PATH = "url.path";
+    /** {@code none}, {@code tunnel} or {@code intercept}. */
+    public static final String TLS_MODE = "tls.mode";
+    /** The SNI of the downstream ClientHello. */
+    public static final String TLS_SNI = "tls.sni";
+    /** {@code allow}, {@code deny} or {@code would_deny}. */
+    public static final String DECISION = "decision";
+    /** One word of the fixed reason set (design.md "Answers and reasons"). */
+    public static final String REASON = "reason";
+    /** The id of the rule that decided. */
+    public static final String RULE = "rule";
+    /** The upstream address actually dialled. */
+    public static final String NETWORK_PEER_ADDRESS = "network.peer.address";
+    /** The HTTP status sent to the downstream client. */
+    public static final String HTTP_RESPONSE_STATUS_CODE = "http.response.status_code";
+    /** Bytes sent toward the internet (egress). */
+    public static final String BYTES_SENT = "bytes.sent";
+    /** Bytes received from the internet (ingress). */
+    public static final String BYTES_RECEIVED = "bytes.received";
+    /** Wall duration of the connection or exchange, in milliseconds. */
+    public static final String DURATION_MS = "duration_ms";
+    /** Object: detector id to number of redactions. */
+    public static final String REDACTIONS = "redactions";
+    /** {@code ok}, {@code mismatch}, {@code recorded} or {@code none}. */
+    public static final String PIN = "pin";
+    /** A short one-line error description. */
+    public static final String ERROR = "error";
+
+    /** Every field name, in the order a record writes them. */
+    public static final List<String> ALL = List.of(
+            TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
+            URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, RULE,
+            NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
+            REDACTIONS, PIN, ERROR);
+
+    private AuditFields() {
+    }
+}

@@ -1,0 +1,175 @@
+package dev.sluice.proxy.audit;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * One audit line: the immutable record of one connection or one request (design.md "Audit record").
+ *
+ * <p>Serialised as one JSON object on one line (JSON Lines), with flat dotted keys from
+ * {@link AuditFields} in that order. Components documented as nullable are omitted from the JSON when
+ * null; {@code bytes.sent}, {@code bytes.received} and {@code duration_ms} are always written.
+ * {@code time} is RFC 3339 in UTC with millisecond precision, e.g. {@code 2026-11-30T09:31:02.123Z}.
+ *
+ * <p>A record holds no credentials, header values or bodies; {@code urlPath} is expected to be masked
+ * already (see {@link AuditEvent#urlPath(String)}).
+ *
+ * @param time when the connection or exchange started; non-null
+ * @param eventId random id of this record; non-null
+ * @param extension the identified extension; nullable
+ * @param clientAddress downstream IP address; nullable
+ * @param clientPort downstream TCP port; nullable
+ * @param listener {@code explicit} or {@code transparent}; nullable
+ * @param method HTTP method or {@code CONNECT}; nullable
+ * @param urlScheme {@code http} or {@code https}; nullable
+ * @param serverAddress canonical upstream host; nullable
+ * @param serverPort upstream TCP port; nullable
+ * @param urlPath request path with query values masked; nullable
+ * @param tlsMode {@code none}, {@code tunnel} or {@code intercept}; nullable
+ * @param tlsSni SNI from the ClientHello; nullable
+ * @param decision {@code allow}, {@code deny} or {@code would_deny}; nullable
+ * @param reason a reason word; nullable
+ * @param rule id of the deciding rule; nullable
+ * @param peerAddress the upstream address dialled; nullable
+ * @param statusCode HTTP status sent downstream; nullable
+ * @param bytesSent bytes toward the internet (egress), {@code >= 0}
+ * @param bytesReceived bytes from the internet (ingress), {@code >= 0}
+ * @param durationMs duration in milliseconds, {@code >= 0}
+ * @param redactions detector id to count; null or empty is omitted; copied, unmodifiable, sorted by id
+ * @param pin {@code ok}, {@code mismatch}, {@code recorded} or {@code none}; nullable
+ * @param error short one-line error; nullable
+ */
+public record AuditRecord(
+        Instant time,
+        String eventId,
+        String extension,
+        String clientAddress,
+        Integer clientPort,
+        String listener,
+        String method,
+        String urlScheme,
+        String serverAddress,
+        Integer serverPort,
+        String urlPath,
+        String tlsMode,
+        String tlsSni,
+        String decision,
+        String reason,
+        String rule,
+        String peerAddress,
+        Integer statusCode,
+        long bytesSent,
+        long bytesReceived,
+        long durationMs,
+        Map<String, Long> redactions,
+        String pin,
+        String error) {
+
+    private static final JsonFactory JSON = JsonFactory.builder().build();
+
+    private static final DateTimeFormatter RFC3339_MILLIS =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    /** Validates and normalises: {@code redactions} is copied (null when empty). */
+    public AuditRecord {
+        Objects.requireNonNull(time, "time");
+        Objects.requireNonNull(eventId, "eventId");
+        if (bytesSent < 0) {
+            throw new IllegalArgumentException("bytesSent: " + bytesSent + " (expected: >= 0)");
+        }
+        if (bytesReceived < 0) {
+            throw new IllegalArgumentException("bytesReceived: " + bytesReceived + " (expected: >= 0)");
+        }
+        if (durationMs < 0) {
+            throw new IllegalArgumentException("durationMs: " + durationMs + " (expected: >= 0)");
+        }
+        redactions = redactions == null || redactions.isEmpty()
+                ? null
+                : Collections.unmodifiableMap(new TreeMap<>(redactions));
+    }
+
+    /** Formats an instant as RFC 3339 UTC with milliseconds, e.g. {@code 2026-11-30T09:31:02.123Z}. */
+    public static String formatTime(Instant instant) {
+        return RFC3339_MILLIS.format(instant);
+    }
+
+    /**
+     * Writes this record as one JSON object (no trailing newline) to {@code out}, fields in
+     * {@link AuditFields#ALL} order, null fields omitted.
+     *
+     * @throws IOException if the generator fails to write
+     */
+    public void writeJson(JsonGenerator out) throws IOException {
+        out.writeStartObject();
+        out.writeStringField(AuditFields.TIME, formatTime(time));
+        out.writeStringField(AuditFields.EVENT_ID, eventId);
+        string(out, AuditFields.EXTENSION, extension);
+        string(out, AuditFields.CLIENT_ADDRESS, clientAddress);
+        number(out, AuditFields.CLIENT_PORT, clientPort);
+        string(out, AuditFields.LISTENER, listener);
+        string(out, AuditFields.HTTP_REQUEST_METHOD, method);
+        string(out, AuditFields.URL_SCHEME, urlScheme);
+        string(out, AuditFields.SERVER_ADDRESS, serverAddress);
+        number(out, AuditFields.SERVER_PORT, serverPort);
+        string(out, AuditFields.URL_PATH, urlPath);
+        string(out, AuditFields.TLS_MODE, tlsMode);
+        string(out, AuditFields.TLS_SNI, tlsSni);
+        string(out, AuditFields.DECISION, decision);
+        string(out, AuditFields.REASON, reason);
+        string(out, AuditFields.RULE, rule);
+        string(out, AuditFields.NETWORK_PEER_ADDRESS, peerAddress);
+        number(out, AuditFields.HTTP_RESPONSE_STATUS_CODE, statusCode);
+        out.writeNumberField(AuditFields.BYTES_SENT, bytesSent);
+        out.writeNumberField(AuditFields.BYTES_RECEIVED, bytesReceived);
+        out.writeNumberField(AuditFields.DURATION_MS, durationMs);
+        if (redactions != null) {
+            out.writeObjectFieldStart(AuditFields.REDACTIONS);
+            for (Map.Entry<String, Long> e : redactions.entrySet()) {
+                out.writeNumberField(e.getKey(), e.getValue());
+            }
+            out.writeEndObject();
+        }
+        string(out, AuditFields.PIN, pin);
+        string(out, AuditFields.ERROR, error);
+        out.writeEndObject();
+    }
+
+    /** Returns this record as one line of JSON, without a trailing newline. */
+    public String toJson() {
+        StringWriter w = new StringWriter(256);
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            writeJson(g);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
+        return w.toString();
+    }
+
+    /** Returns {@link #toJson()}; a record holds nothing that must be masked. */
+    @Override
+    public String toString() {
+        return toJson();
+    }
+
+    private static void string(JsonGenerator out, String name, String value) throws IOException {
+        if (value != null) {
+            out.writeStringField(name, value);
+        }
+    }
+
+    private static void number(JsonGenerator out, String name, Integer value) throws IOException {
+        if (value != null) {
+            out.writeNumberField(name, value.intValue());
+        }
+    }
+}
