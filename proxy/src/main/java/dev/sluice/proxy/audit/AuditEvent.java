@@ -257,6 +257,11 @@ public final class AuditEvent {
         return error(message == null || message.isBlank() ? name : name + ": " + message);
     }
 
+    /** Returns the error recorded so far, or null when there is none. */
+    public String errorOrNull() {
+        return error;
+    }
+
     /** Answers whether {@link #emit()} has run. */
     public boolean isEmitted() {
         return closed.get();

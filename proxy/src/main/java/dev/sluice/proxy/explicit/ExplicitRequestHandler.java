@@ -144,9 +144,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     /**
      * Called by the forwarding phase when the response of the current exchange has been written in
-     * full. Resumes reading and handles any pipelined request that waited.
+     * full. Resumes reading and handles any pipelined request that waited. Call on the event loop.
+     *
+     * @param ctx this handler's context
      */
-    void exchangeComplete(ChannelHandlerContext ctx) {
+    public void exchangeComplete(ChannelHandlerContext ctx) {
         if (state == State.FORWARDING) {
             // The response finished before the request body did (e.g. the origin answered early).
             responseDoneEarly = true;

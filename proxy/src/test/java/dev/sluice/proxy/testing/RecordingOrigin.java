@@ -1,0 +1,129 @@
+package dev.sluice.proxy.testing;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A small real HTTP/1.1 origin on 127.0.0.1 (Netty, keep-alive) that records what it received:
+ * every request's method, request-target, headers and body size and SHA-256 (bodies are hashed as they
+ * stream, never stored), and how many TCP connections were accepted. It answers 200 with the body
+ * {@code ok <bytes> <sha256>} so a test can check both ends.
+ */
+public final class RecordingOrigin implements AutoCloseable {
+
+    /** One request as the origin saw it. */
+    public record Seen(String method, String uri, Map<String, List<String>> headers, long bodyBytes, String bodySha256) {
+        public String header(String name) {
+            List<String> values = headers.get(name.toLowerCase());
+            return values == null ? null : String.join(",", values);
+        }
+    }
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final Channel channel;
+    private final AtomicInteger connections = new AtomicInteger();
+    private final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
+
+    public RecordingOrigin() throws InterruptedException {
+        channel = new ServerBootstrap()
+                .group(group)
+                .channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        connections.incrementAndGet();
+                        ch.pipeline().addLast(new HttpServerCodec(), new Handler());
+                    }
+                })
+                .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+    }
+
+    public int port() {
+        return ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    /** TCP connections accepted so far. */
+    public int connections() {
+        return connections.get();
+    }
+
+    public List<Seen> requests() {
+        return List.copyOf(seen);
+    }
+
+    @Override
+    public void close() {
+        channel.close().awaitUninterruptibly();
+        group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly();
+    }
+
+    private final class Handler extends SimpleChannelInboundHandler<HttpObject> {
+        private HttpRequest request;
+        private long bytes;
+        private MessageDigest digest;
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) throws Exception {
+            if (msg instanceof HttpRequest r) {
+                request = r;
+                bytes = 0;
+                digest = MessageDigest.getInstance("SHA-256");
+            }
+            if (msg instanceof HttpContent c) {
+                bytes += c.content().readableBytes();
+                digest.update(c.content().nioBuffer());
+                if (msg instanceof LastHttpContent) {
+                    Map<String, List<String>> headers = new TreeMap<>();
+                    for (String name : request.headers().names()) {
+                        headers.put(name.toLowerCase(), request.headers().getAll(name));
+                    }
+                    String sha = HexFormat.of().formatHex(digest.digest());
+                    seen.add(new Seen(request.method().name(), request.uri(), headers, bytes, sha));
+                    byte[] body = ("ok " + bytes + " " + sha).getBytes(StandardCharsets.UTF_8);
+                    FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                            HttpResponseStatus.OK, Unpooled.wrappedBuffer(body));
+                    response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
+                            .set(HttpHeaderNames.CONTENT_TYPE, "text/plain")
+                            .set("X-Origin-Connection", ctx.channel().id().asShortText());
+                    boolean keepAlive = HttpUtil.isKeepAlive(request);
+                    if (!keepAlive) {
+                        response.headers().set(HttpHeaderNames.CONNECTION, "close");
+                    }
+                    var f = ctx.writeAndFlush(response);
+                    if (!keepAlive) {
+                        f.addListener(ChannelFutureListener.CLOSE);
+                    }
+                }
+            }
+        }
+    }
+}

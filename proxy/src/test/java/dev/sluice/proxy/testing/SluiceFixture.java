@@ -1,0 +1,122 @@
+package dev.sluice.proxy.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.server.SluiceServer;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.PolicyLoader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A real Sluice for a test: writes the given policy YAML to a temp data dir, loads it with the real
+ * loader, opens the real audit log and starts the real server on loopback. {@link #close()} stops it,
+ * flushes the audit log and deletes the temp dir.
+ */
+public final class SluiceFixture implements AutoCloseable {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path dataDir;
+    private final AuditLog auditLog;
+    private final SluiceServer server;
+    private boolean closed;
+
+    private SluiceFixture(Path dataDir, AuditLog auditLog, SluiceServer server) {
+        this.dataDir = dataDir;
+        this.auditLog = auditLog;
+        this.server = server;
+    }
+
+    /** Starts Sluice on {@code policyYaml} (it should bind {@code listen.proxy: 127.0.0.1:0} or a free port). */
+    public static SluiceFixture start(String policyYaml) throws Exception {
+        Path dir = Files.createTempDirectory("sluice-test-");
+        Path file = dir.resolve("policy.yaml");
+        Files.writeString(file, policyYaml, StandardCharsets.UTF_8);
+        Policy policy = PolicyLoader.load(file);
+        AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
+        SluiceServer server = SluiceServer.start(policy, log, Clock.systemUTC(), 2);
+        return new SluiceFixture(dir, log, server);
+    }
+
+    /** Returns a port nobody listens on right now (for policies that must name Sluice's own port). */
+    public static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public SluiceServer server() {
+        return server;
+    }
+
+    public int port() {
+        return server.proxyAddress().getPort();
+    }
+
+    public InetSocketAddress address() {
+        return server.proxyAddress();
+    }
+
+    /** {@code http://127.0.0.1:<port>}, for curl's {@code -x}. */
+    public String proxyUrl() {
+        return "http://127.0.0.1:" + port();
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public AuditLog auditLog() {
+        return auditLog;
+    }
+
+    /** Returns every audit record written so far, parsed; each line must be one JSON object. */
+    public List<JsonNode> audit() {
+        Path file = auditLog.path();
+        try {
+            if (!Files.exists(file)) {
+                return List.of();
+            }
+            List<JsonNode> records = new ArrayList<>();
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                if (!line.isEmpty()) {
+                    records.add(JSON.readTree(line));
+                }
+            }
+            return records;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Stops the server (every connection writes its record), then flushes and closes the audit log. */
+    public void stop() {
+        if (!closed) {
+            closed = true;
+            server.close();
+            auditLog.close();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        stop();
+        try (Stream<Path> walk = Files.walk(dataDir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}
