@@ -145,6 +145,7 @@ class AuditLogTest {
     @Test
     void startsOneDaemonWriterThread() throws Exception {
         try (AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"))) {
+            assertThat(log.healthy()).isTrue();
             List<Thread> writers = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals(AuditLog.WRITER_THREAD_NAME) && t.isAlive())
                     .toList();
