@@ -83,7 +83,7 @@ public final class AuditLog implements AuditSink, Closeable {
         this.path = path;
         this.output = output;
         this.closeRetryLimitNanos = closeRetryLimit.toNanos();
-        this.writer = new Thread(this::runWriter, WRITER_THREAD_NAME);
+        this.writer = new Thread(this::runWriterGuarded, WRITER_THREAD_NAME);
         this.writer.setDaemon(true);
     }
 
@@ -197,6 +197,18 @@ public final class AuditLog implements AuditSink, Closeable {
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    private void runWriterGuarded() {
+        try {
+            runWriter();
+        } catch (RuntimeException | Error e) {
+            // A bug, or the JVM failing: the log can no longer write, so the proxy must fail closed.
+            healthy = false;
+            logger.error("Audit log {} writer stopped unexpectedly; {} records not written: {}", path,
+                    queued(), e.toString());
+            closeOutput();
         }
     }
 

@@ -93,6 +93,9 @@ public record AuditRecord(
         if (durationMs < 0) {
             throw new IllegalArgumentException("durationMs: " + durationMs + " (expected: >= 0)");
         }
+        if (redactions != null && redactions.values().stream().anyMatch(Objects::isNull)) {
+            throw new IllegalArgumentException("redactions: " + redactions + " (expected: non-null counts)");
+        }
         redactions = redactions == null || redactions.isEmpty()
                 ? null
                 : Collections.unmodifiableMap(new TreeMap<>(redactions));

@@ -232,6 +232,29 @@ class AuditLogTest {
         assertThat(out.closed).isTrue();
     }
 
+    @Test
+    void aWriterThatDiesLeavesTheLogUnhealthyAndCloseStillReturns() {
+        AuditLog.Output broken = new AuditLog.Output() {
+            @Override
+            public int write(ByteBuffer src) {
+                throw new AssertionError("simulated writer bug");
+            }
+
+            @Override
+            public void force() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        AuditLog log = AuditLog.open(dir.resolve("unused.jsonl"), broken, Duration.ofSeconds(10));
+        log.write(build(1));
+        await().atMost(Duration.ofSeconds(5)).until(() -> !log.healthy());
+        log.close();
+        assertThat(log.recordsWritten()).isZero();
+    }
+
     /** An output that fails on demand, and can write a few bytes before failing. */
     private static final class FlakyOutput implements AuditLog.Output {
         final AtomicBoolean failing = new AtomicBoolean();
