@@ -2,7 +2,8 @@ package dev.sluice.rules.address;
 
 /**
  * The class of an IP address, as far as egress is concerned. Every class but {@link #PUBLIC} is
- * denied unless {@code network.allow_private} covers the address ({@link #METADATA} never can be).
+ * denied unless {@code network.allow_private} covers the address ({@link #METADATA} and
+ * {@link #UNSPECIFIED} never can be). See {@link AddressClassifier} for the exact ranges and sources.
  * The {@link #label()} is the word used in 403 bodies, audit records and metrics.
  */
 public enum AddressClass {
@@ -20,7 +21,11 @@ public enum AddressClass {
     CGNAT("cgnat"),
     /** 224.0.0.0/4, ff00::/8. */
     MULTICAST("multicast"),
-    /** Everything else special-purpose (IANA registries): 0/8, 192.0.0/24, test nets, 198.18/15, 240/4, broadcast, 2001:db8::/32, 100::/64 ... */
+    /**
+     * Everything else special-purpose (IANA registries): 0/8, 192.0.0/24, the test nets, 192.88.99/24,
+     * 198.18/15, 240/4 with broadcast; 2001::/23 (but Teredo), 2001:db8::/32, 3fff::/20, 100::/64,
+     * 5f00::/16, fec0::/10, and IPv6 outside 2000::/3.
+     */
     RESERVED("reserved"),
     /** 0.0.0.0, ::. */
     UNSPECIFIED("unspecified"),

@@ -1,16 +1,60 @@
 package dev.sluice.rules.decision;
 
+import dev.sluice.rules.address.AddressClass;
+import dev.sluice.rules.address.AddressClassifier;
+import dev.sluice.rules.address.Cidr;
+import dev.sluice.rules.internal.PathGlob;
 import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.Mode;
 import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.Rule;
 import dev.sluice.rules.target.Target;
 import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Decisions as pure functions of values: no network, no clock, no state. Netty handlers ask; they
  * never decide by themselves.
+ *
+ * <h2>Matching</h2>
+ * <ul>
+ *   <li>A host rule matches DNS-name targets only, on whole labels: {@code example.com} matches exactly
+ *       {@code example.com}; {@code *.example.com} matches {@code a.example.com} and
+ *       {@code a.b.example.com}, never {@code example.com} nor {@code evilexample.com}.</li>
+ *   <li>A CIDR rule matches IP-literal targets only (a name is decided on the name; its resolved
+ *       addresses are checked by {@link #checkAddresses}, not matched against CIDR rules). An
+ *       IPv4-mapped IPv6 literal is matched as its IPv4 address.</li>
+ *   <li>Ports: an allow rule without {@code ports} allows 80 and 443; a deny rule without {@code ports}
+ *       denies every port.</li>
+ *   <li>Methods and paths: an allow rule with {@code methods} or {@code paths} allows only requests it
+ *       can see and that match; it never allows a tunnel ({@code request == null}), since what travels
+ *       inside cannot be checked (fail closed). A deny rule with {@code methods} or {@code paths} denies
+ *       matching visible requests, and every tunnel to its host and ports.</li>
+ * </ul>
+ *
+ * <h2>Order and reasons</h2>
+ * Deny rules first (the extension's, then the global {@code deny} list; the first match decides,
+ * {@link Reason#DENIED_BY_RULE}). Then the allow rules in order (the extension's own, then each group's
+ * in the order the groups are listed); the first rule that matches host, port, method and path
+ * allows ({@link Reason#ALLOWLISTED}). Otherwise the nearest miss decides: a rule matched host, port and
+ * method but not the path → {@link Reason#PATH_NOT_ALLOWED}; else host and port but not the method →
+ * {@link Reason#METHOD_NOT_ALLOWED}; else the host but not the port → {@link Reason#PORT_NOT_ALLOWED};
+ * the rule id is the first such rule. Nothing matched the host → {@link Reason#NOT_ALLOWLISTED} with rule
+ * id {@code implicit-deny}. In report mode every one of these denials is {@link Verdict#WOULD_DENY}
+ * with the same reason and rule id.
  */
 public final class Decider {
+
+    /** Rule id of a decision where no rule matched. */
+    public static final String IMPLICIT_DENY = "implicit-deny";
+    /** Rule id of an {@link Reason#ADDRESS_CLASS} denial. */
+    public static final String ADDRESS_CLASS_RULE = "network.address_class";
+    /** Rule id of a {@link Reason#SELF_LOOP} denial. */
+    public static final String SELF_RULE = "network.self";
+    /** Rule id of a {@link Reason#DNS_FAILURE} denial (no answers). */
+    public static final String DNS_RULE = "network.dns";
 
     private Decider() {
     }
@@ -19,25 +63,186 @@ public final class Decider {
      * Decides on the name (design.md step 4): deny entries (the extension's, then global) always win;
      * then the extension's allow rules and its groups (exact host, {@code *.suffix} for subdomains only,
      * CIDR for IP literals), then ports, then methods and paths when {@code request} is non-null.
-     * In report mode a rule miss becomes {@link Verdict#WOULD_DENY}.
+     * In report mode a rule miss becomes {@link Verdict#WOULD_DENY}. See the class Javadoc for details.
      *
+     * @param policy the policy snapshot (its mode and global deny list)
+     * @param extension the identified extension, one of {@code policy}'s
+     * @param target the canonical target
      * @param request the visible request, or null for a tunnel
+     * @return the decision, never null
      */
     public static Decision decide(Policy policy, Extension extension, Target target, RequestInfo request) {
-        throw new UnsupportedOperationException("todo");
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(extension, "extension");
+        Objects.requireNonNull(target, "target");
+        for (Rule rule : extension.deny()) {
+            if (denyMatches(rule, target, request)) {
+                return miss(policy, Reason.DENIED_BY_RULE, rule.id());
+            }
+        }
+        for (Rule rule : policy.globalDeny()) {
+            if (denyMatches(rule, target, request)) {
+                return miss(policy, Reason.DENIED_BY_RULE, rule.id());
+            }
+        }
+        Reason nearest = null;
+        String nearestId = null;
+        int nearestRank = 0;
+        for (Rule rule : extension.allow()) {
+            if (!targetMatches(rule, target)) {
+                continue;
+            }
+            Reason miss = allowMiss(rule, target.port(), request);
+            if (miss == null) {
+                return Decision.allow(rule.id());
+            }
+            int rank = rank(miss);
+            if (rank > nearestRank) {
+                nearest = miss;
+                nearestId = rule.id();
+                nearestRank = rank;
+            }
+        }
+        if (nearest != null) {
+            return miss(policy, nearest, nearestId);
+        }
+        return miss(policy, Reason.NOT_ALLOWLISTED, IMPLICIT_DENY);
     }
 
     /**
-     * Checks resolved answers (design.md step 5): every answer is classified; any non-public answer
-     * not covered by {@code network.allow_private} denies with {@link Reason#ADDRESS_CLASS}
-     * (metadata is never covered); any answer that is one of Sluice's own listeners denies with
-     * {@link Reason#SELF_LOOP}. Enforced in every mode. When {@code nameDecision} does not permit, it is
-     * returned unchanged.
+     * Checks resolved answers (design.md step 5). Every answer is classified. Then, in this order:
+     * no answers → {@link Reason#DNS_FAILURE} (rule id {@code network.dns}); any answer that is one of
+     * Sluice's own listeners on the target's port → {@link Reason#SELF_LOOP} (rule id
+     * {@code network.self}, never opted in); any non-public answer not covered by
+     * {@code network.allow_private} → {@link Reason#ADDRESS_CLASS} with that class (rule id
+     * {@code network.address_class}; metadata and unspecified are never covered). Otherwise the name
+     * decision stands and {@code dialAddress} is the first answer. Enforced in every mode. When
+     * {@code nameDecision} does not permit, it is returned unchanged with no dial address.
      *
      * @param answers the resolver's answers (for an IP literal: just that address); empty means {@code dns_failure}
+     * @param self Sluice's own listeners
      */
     public static AddressDecision checkAddresses(Policy policy, Decision nameDecision, Target target,
                                                  List<InetAddress> answers, SelfEndpoints self) {
-        throw new UnsupportedOperationException("todo");
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(nameDecision, "nameDecision");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(answers, "answers");
+        Objects.requireNonNull(self, "self");
+        List<AddressDecision.ClassifiedAddress> classified = new ArrayList<>(answers.size());
+        for (InetAddress answer : answers) {
+            AddressClass c = AddressClassifier.classify(answer);
+            classified.add(new AddressDecision.ClassifiedAddress(answer, c, optedIn(policy, c, answer)));
+        }
+        if (!nameDecision.permits()) {
+            return new AddressDecision(nameDecision, null, classified);
+        }
+        if (answers.isEmpty()) {
+            return new AddressDecision(Decision.deny(Reason.DNS_FAILURE, DNS_RULE), null, classified);
+        }
+        for (InetAddress answer : answers) {
+            if (self.isSelf(answer, target.port())) {
+                return new AddressDecision(Decision.deny(Reason.SELF_LOOP, SELF_RULE), null, classified);
+            }
+        }
+        for (AddressDecision.ClassifiedAddress c : classified) {
+            if (c.addressClass() != AddressClass.PUBLIC && !c.optedIn()) {
+                return new AddressDecision(
+                        new Decision(Verdict.DENY, Reason.ADDRESS_CLASS, ADDRESS_CLASS_RULE, c.addressClass()),
+                        null, classified);
+            }
+        }
+        return new AddressDecision(nameDecision, answers.get(0), classified);
+    }
+
+    private static boolean optedIn(Policy policy, AddressClass c, InetAddress address) {
+        if (c == AddressClass.PUBLIC || c == AddressClass.METADATA || c == AddressClass.UNSPECIFIED) {
+            return false;
+        }
+        for (Cidr cidr : policy.network().allowPrivate()) {
+            if (cidr.contains(address)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Decision miss(Policy policy, Reason reason, String ruleId) {
+        Verdict verdict = policy.mode() == Mode.REPORT ? Verdict.WOULD_DENY : Verdict.DENY;
+        return new Decision(verdict, reason, ruleId, null);
+    }
+
+    private static int rank(Reason miss) {
+        switch (miss) {
+            case PATH_NOT_ALLOWED:
+                return 3;
+            case METHOD_NOT_ALLOWED:
+                return 2;
+            default:
+                return 1;
+        }
+    }
+
+    /** Returns null when the rule allows port and request, else the reason it does not. */
+    static Reason allowMiss(Rule rule, int port, RequestInfo request) {
+        if (!allowPortMatches(rule, port)) {
+            return Reason.PORT_NOT_ALLOWED;
+        }
+        if (!rule.methods().isEmpty() && (request == null || !rule.methods().contains(request.method()))) {
+            return Reason.METHOD_NOT_ALLOWED;
+        }
+        if (!rule.paths().isEmpty() && (request == null || !anyPathMatches(rule, request.path()))) {
+            return Reason.PATH_NOT_ALLOWED;
+        }
+        return null;
+    }
+
+    static boolean denyMatches(Rule rule, Target target, RequestInfo request) {
+        if (!targetMatches(rule, target)) {
+            return false;
+        }
+        if (!rule.ports().isEmpty() && !rule.ports().contains(target.port())) {
+            return false;
+        }
+        if (request == null) {
+            return true; // a tunnel may carry any method and path
+        }
+        if (!rule.methods().isEmpty() && !rule.methods().contains(request.method())) {
+            return false;
+        }
+        if (!rule.paths().isEmpty()) {
+            return PathGlob.isAmbiguous(request.path()) || anyPathMatches(rule, request.path());
+        }
+        return true;
+    }
+
+    private static boolean anyPathMatches(Rule rule, String path) {
+        for (String glob : rule.paths()) {
+            if (PathGlob.matches(glob, path)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static boolean allowPortMatches(Rule rule, int port) {
+        return rule.ports().isEmpty() ? port == 80 || port == 443 : rule.ports().contains(port);
+    }
+
+    /** Host rules match names on whole labels; CIDR rules match IP literals. */
+    static boolean targetMatches(Rule rule, Target target) {
+        if (rule.cidr() != null) {
+            return target.isIpLiteral() && rule.cidr().contains(target.address());
+        }
+        if (target.isIpLiteral()) {
+            return false;
+        }
+        String pattern = rule.host();
+        String host = target.host();
+        if (pattern.startsWith("*.")) {
+            int suffixLength = pattern.length() - 1; // ".example.com"
+            return host.length() > suffixLength && host.regionMatches(host.length() - suffixLength, pattern, 1, suffixLength);
+        }
+        return host.equals(pattern);
     }
 }

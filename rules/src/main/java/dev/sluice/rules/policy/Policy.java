@@ -1,6 +1,9 @@
 package dev.sluice.rules.policy;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,6 +48,26 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
      * @return the extension, or empty when the name is unknown, has no token, or the token is wrong
      */
     public Optional<Extension> authenticate(String name, String token) {
-        throw new UnsupportedOperationException("todo");
+        if (name == null || token == null) {
+            return Optional.empty();
+        }
+        Extension extension = extensions.get(name);
+        if (extension == null) {
+            return Optional.empty();
+        }
+        byte[] expected = extension.tokenSha256();
+        if (expected == null) {
+            return Optional.empty();
+        }
+        byte[] actual = sha256(token.getBytes(StandardCharsets.UTF_8));
+        return MessageDigest.isEqual(expected, actual) ? Optional.of(extension) : Optional.empty();
+    }
+
+    private static byte[] sha256(byte[] bytes) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
     }
 }

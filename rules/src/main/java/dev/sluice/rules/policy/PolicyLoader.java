@@ -1,29 +1,858 @@
 package dev.sluice.rules.policy;
 
+import com.fasterxml.jackson.core.JsonToken;
+import dev.sluice.rules.address.Cidr;
+import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.rules.internal.PathGlob;
+import dev.sluice.rules.internal.YamlTree;
+import dev.sluice.rules.internal.YamlTree.ListNode;
+import dev.sluice.rules.internal.YamlTree.Loc;
+import dev.sluice.rules.internal.YamlTree.MapNode;
+import dev.sluice.rules.internal.YamlTree.Node;
+import dev.sluice.rules.internal.YamlTree.ScalarNode;
+import dev.sluice.rules.target.MalformedTargetException;
+import dev.sluice.rules.target.Target;
+import dev.sluice.rules.target.TargetParser;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
- * Loads policy files (YAML, version 1, design.md) into {@link Policy} snapshots. Unknown keys are
- * errors; every error carries file:line:column. Nothing is partially applied: either a whole
- * snapshot comes back or a {@link PolicyException} with every error.
+ * Loads policy files (YAML, version 1, design.md "Policy file"; the full reference is docs/policy.md)
+ * into {@link Policy} snapshots. Nothing is partially applied: either a whole snapshot comes back or a
+ * {@link PolicyException} with every error found, each with file:line:column (1-based).
+ *
+ * <p>Top-level keys: {@code version} (required, 1), {@code mode}, {@code extensions}, {@code groups},
+ * {@code deny} (global deny rules for every extension), {@code network}, {@code listen}, {@code limits},
+ * {@code audit}. Unknown keys are errors listing the expected keys. {@code inspect}, {@code redaction},
+ * {@code tls}, and a non-null {@code listen.transparent} or {@code listen.dns}, are design keys this
+ * build does not implement yet: they are refused ("not supported by this build yet") rather than
+ * accepted and ignored — a policy never loads with a part that would not be enforced.
+ *
+ * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
+ * 15s, 120s, 32768 bytes, 32 MiB, 512; audit.path {@code audit.jsonl}; no resolvers (the system's);
+ * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
+ * port.
  */
 public final class PolicyLoader {
+
+    /** Source name of the embedded default policy. */
+    public static final String EMBEDDED_SOURCE = "embedded:default-policy.yaml";
+
+    private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
+            "network", "listen", "limits", "audit");
+    private static final Set<String> TOP_UNSUPPORTED = orderedSet("inspect", "redaction", "tls");
+    private static final Set<String> EXTENSION_KEYS = orderedSet("auth", "sources", "allow", "deny", "groups");
+    private static final Set<String> AUTH_KEYS = orderedSet("token_sha256");
+    private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths");
+    private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
+    private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
+    private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
+            "max_inspected_body", "max_connections_per_extension");
+    private static final Set<String> AUDIT_KEYS = orderedSet("path");
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
+    /** RFC 9110 section 5.6.2 token. */
+    private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final Pattern DURATION = Pattern.compile("([0-9]{1,9})(ms|s|m|h)");
+    private static final Pattern SIZE = Pattern.compile("([0-9]{1,12})(B|KiB|MiB|GiB)?");
+
+    static final Limits DEFAULT_LIMITS = new Limits(Duration.ofSeconds(15), Duration.ofSeconds(120), 32768,
+            32L * 1024 * 1024, 512);
 
     private PolicyLoader() {
     }
 
-    /** Loads and validates {@code file}. */
+    /**
+     * Loads and validates {@code file} (UTF-8). The policy's {@code sha256Hex} is the SHA-256 of the
+     * file's bytes; its {@code source} is the path as given.
+     *
+     * @throws PolicyException with every error, or one error when the file cannot be read
+     */
     public static Policy load(Path file) throws PolicyException {
-        throw new UnsupportedOperationException("todo");
+        Objects.requireNonNull(file, "file");
+        String source = file.toString();
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new PolicyException(List.of(new PolicyError(source, 0, 0,
+                    "cannot read: " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()))));
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw new PolicyException(List.of(new PolicyError(source, 0, 0, "not valid UTF-8 (expected: a UTF-8 text file)")));
+        }
+        return parse(text, source, sha256Hex(bytes));
     }
 
-    /** Parses and validates YAML text; {@code source} names it in errors. */
+    /**
+     * Parses and validates YAML text; {@code source} names it in errors. The policy's {@code sha256Hex}
+     * is the SHA-256 of the text's UTF-8 bytes.
+     *
+     * @throws PolicyException with every error found
+     */
     public static Policy parse(String yaml, String source) throws PolicyException {
-        throw new UnsupportedOperationException("todo");
+        Objects.requireNonNull(yaml, "yaml");
+        Objects.requireNonNull(source, "source");
+        return parse(yaml, source, sha256Hex(yaml.getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** Returns the embedded default policy: LLM provider API hosts on 443 for {@code default}, nothing else. */
+    /**
+     * Returns the embedded default policy (resource {@code dev/sluice/rules/policy/default-policy.yaml},
+     * loaded by {@link #parse}): a {@code default} extension allowed only to LLM provider API hosts on
+     * port 443, nothing else.
+     *
+     * @throws IllegalStateException when the resource is missing or invalid (a build defect)
+     */
     public static Policy embeddedDefault() {
-        throw new UnsupportedOperationException("todo");
+        try (InputStream in = PolicyLoader.class.getResourceAsStream("default-policy.yaml")) {
+            if (in == null) {
+                throw new IllegalStateException(EMBEDDED_SOURCE + ": resource missing");
+            }
+            byte[] bytes = in.readAllBytes();
+            return parse(new String(bytes, StandardCharsets.UTF_8), EMBEDDED_SOURCE, sha256Hex(bytes));
+        } catch (IOException e) {
+            throw new IllegalStateException(EMBEDDED_SOURCE + ": cannot read", e);
+        } catch (PolicyException e) {
+            throw new IllegalStateException(EMBEDDED_SOURCE + ": invalid\n" + e.getMessage(), e);
+        }
+    }
+
+    private static Policy parse(String yaml, String source, String sha256Hex) throws PolicyException {
+        Reader r = new Reader(source);
+        List<YamlTree.Problem> problems = new ArrayList<>();
+        Node root = YamlTree.read(yaml, problems);
+        for (YamlTree.Problem p : problems) {
+            r.errors.add(new PolicyError(source, p.loc().line(), p.loc().column(), p.message()));
+        }
+        Policy policy = root == null ? null : r.policy(root, sha256Hex);
+        if (!r.errors.isEmpty() || policy == null) {
+            List<PolicyError> sorted = new ArrayList<>(r.errors);
+            sorted.sort(Comparator.comparingInt(PolicyError::line).thenComparingInt(PolicyError::column));
+            throw new PolicyException(sorted);
+        }
+        return policy;
+    }
+
+    static String sha256Hex(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+
+    private static Set<String> orderedSet(String... keys) {
+        return new LinkedHashSet<>(List.of(keys));
+    }
+
+    /** One load: the errors found so far and the readers for each section. */
+    private static final class Reader {
+        final String source;
+        final List<PolicyError> errors = new ArrayList<>();
+
+        Reader(String source) {
+            this.source = source;
+        }
+
+        void error(Loc loc, String message) {
+            errors.add(new PolicyError(source, loc.line(), loc.column(), message));
+        }
+
+        Policy policy(Node root, String sha256Hex) {
+            MapNode top = map(root, "policy");
+            if (top == null) {
+                return null;
+            }
+            checkKeys(top, "", TOP_KEYS, TOP_UNSUPPORTED);
+
+            YamlTree.Entry versionEntry = top.entries().get("version");
+            if (versionEntry == null) {
+                error(top.loc(), "version: missing (expected: 1)");
+            } else {
+                Node v = versionEntry.value();
+                if (!(v instanceof ScalarNode) || ((ScalarNode) v).token() != JsonToken.VALUE_NUMBER_INT
+                        || !"1".equals(((ScalarNode) v).text())) {
+                    error(v.loc(), "version: " + show(v) + " (expected: 1)");
+                }
+            }
+
+            Mode mode = Mode.ENFORCE;
+            Node modeNode = value(top, "mode");
+            if (modeNode != null) {
+                String m = string(modeNode, "mode");
+                if (m != null) {
+                    if (m.equals("enforce")) {
+                        mode = Mode.ENFORCE;
+                    } else if (m.equals("report")) {
+                        mode = Mode.REPORT;
+                    } else {
+                        error(modeNode.loc(), "mode: " + m + " (expected: enforce or report)");
+                    }
+                }
+            }
+
+            Map<String, List<Rule>> groups = groups(value(top, "groups"));
+            List<Rule> globalDeny = rules(value(top, "deny"), "deny", true);
+            Map<String, Extension> extensions = extensions(value(top, "extensions"), groups);
+            NetworkSettings network = network(value(top, "network"));
+            ListenSettings listen = listen(value(top, "listen"));
+            Limits limits = limits(value(top, "limits"));
+            Path auditPath = audit(value(top, "audit"));
+            if (!errors.isEmpty()) {
+                return null;
+            }
+            return new Policy(mode, extensions, globalDeny, network, listen, limits, auditPath, source, sha256Hex);
+        }
+
+        // ---- sections ----
+
+        Map<String, List<Rule>> groups(Node node) {
+            Map<String, List<Rule>> groups = new LinkedHashMap<>();
+            if (node == null || isNull(node)) {
+                return groups;
+            }
+            MapNode m = map(node, "groups");
+            if (m == null) {
+                return groups;
+            }
+            for (YamlTree.Entry e : m.entries().values()) {
+                String path = "groups." + e.key();
+                if (!NAME.matcher(e.key()).matches()) {
+                    error(e.keyLoc(), path + ": bad group name (expected: " + NAME.pattern() + ")");
+                }
+                groups.put(e.key(), rules(e.value(), path, false));
+            }
+            return groups;
+        }
+
+        Map<String, Extension> extensions(Node node, Map<String, List<Rule>> groups) {
+            Map<String, Extension> extensions = new LinkedHashMap<>();
+            if (node == null || isNull(node)) {
+                return extensions;
+            }
+            MapNode m = map(node, "extensions");
+            if (m == null) {
+                return extensions;
+            }
+            Map<String, Loc> tokenOwners = new LinkedHashMap<>();
+            List<Object[]> sourceOwners = new ArrayList<>(); // {extension, Cidr, Loc}
+            for (YamlTree.Entry e : m.entries().values()) {
+                String name = e.key();
+                String path = "extensions." + name;
+                if (!NAME.matcher(name).matches()) {
+                    error(e.keyLoc(), path + ": bad extension name (expected: " + NAME.pattern() + ")");
+                }
+                if (isNull(e.value())) {
+                    extensions.put(name, new Extension(name, null, List.of(), List.of(), List.of()));
+                    continue;
+                }
+                MapNode x = map(e.value(), path);
+                if (x == null) {
+                    continue;
+                }
+                checkKeys(x, path + ".", EXTENSION_KEYS, Set.of());
+                byte[] token = null;
+                Node authNode = value(x, "auth");
+                if (authNode != null && !isNull(authNode)) {
+                    MapNode auth = map(authNode, path + ".auth");
+                    if (auth != null) {
+                        checkKeys(auth, path + ".auth.", AUTH_KEYS, Set.of());
+                        Node t = value(auth, "token_sha256");
+                        if (t == null) {
+                            error(auth.loc(), path + ".auth.token_sha256: missing (expected: 64 hex digits, see `sluice token new`)");
+                        } else {
+                            String hex = string(t, path + ".auth.token_sha256");
+                            if (hex != null) {
+                                if (!HEX64.matcher(hex).matches()) {
+                                    error(t.loc(), path + ".auth.token_sha256: " + hex.length()
+                                            + " characters (expected: 64 hex digits, the SHA-256 of the token)");
+                                } else {
+                                    String lower = hex.toLowerCase(Locale.ROOT);
+                                    Loc previous = tokenOwners.putIfAbsent(lower, t.loc());
+                                    if (previous != null) {
+                                        error(t.loc(), path + ".auth.token_sha256: same token as the extension at line "
+                                                + previous.line() + " (expected: one token per extension)");
+                                    }
+                                    token = HexFormat.of().parseHex(lower);
+                                }
+                            }
+                        }
+                    }
+                }
+                List<Cidr> sources = new ArrayList<>();
+                for (Item<Cidr> c : cidrs(value(x, "sources"), path + ".sources")) {
+                    for (Object[] other : sourceOwners) {
+                        Cidr o = (Cidr) other[1];
+                        if (!other[0].equals(name) && overlaps(o, c.value)) {
+                            error(c.loc, path + ".sources: " + c.value + " overlaps " + o + " of extension "
+                                    + other[0] + " (expected: each source address identifies one extension)");
+                        }
+                    }
+                    sourceOwners.add(new Object[] {name, c.value, c.loc});
+                    sources.add(c.value);
+                }
+                List<Rule> allow = new ArrayList<>(rules(value(x, "allow"), path + ".allow", false));
+                List<Rule> deny = rules(value(x, "deny"), path + ".deny", true);
+                Node groupsNode = value(x, "groups");
+                if (groupsNode != null && !isNull(groupsNode)) {
+                    ListNode list = list(groupsNode, path + ".groups");
+                    if (list != null) {
+                        Set<String> seen = new LinkedHashSet<>();
+                        for (int i = 0; i < list.items().size(); i++) {
+                            Node g = list.items().get(i);
+                            String gname = string(g, path + ".groups[" + i + "]");
+                            if (gname == null) {
+                                continue;
+                            }
+                            if (!seen.add(gname)) {
+                                error(g.loc(), path + ".groups[" + i + "]: " + gname + " listed twice");
+                            } else if (!groups.containsKey(gname)) {
+                                error(g.loc(), path + ".groups[" + i + "]: " + gname + " is not defined (expected one of: "
+                                        + (groups.isEmpty() ? "none defined under groups" : String.join(", ", groups.keySet())) + ")");
+                            } else {
+                                allow.addAll(groups.get(gname));
+                            }
+                        }
+                    }
+                }
+                extensions.put(name, new Extension(name, token, sources, allow, deny));
+            }
+            return extensions;
+        }
+
+        NetworkSettings network(Node node) {
+            List<Cidr> allowPrivate = new ArrayList<>();
+            Map<String, InetAddress> hosts = new LinkedHashMap<>();
+            List<InetSocketAddress> resolvers = new ArrayList<>();
+            if (node != null && !isNull(node)) {
+                MapNode m = map(node, "network");
+                if (m != null) {
+                    checkKeys(m, "network.", NETWORK_KEYS, Set.of());
+                    for (Item<Cidr> c : cidrs(value(m, "allow_private"), "network.allow_private")) {
+                        allowPrivate.add(c.value);
+                    }
+                    Node hostsNode = value(m, "hosts");
+                    if (hostsNode != null && !isNull(hostsNode)) {
+                        MapNode hm = map(hostsNode, "network.hosts");
+                        if (hm != null) {
+                            for (YamlTree.Entry e : hm.entries().values()) {
+                                String path = "network.hosts." + e.key();
+                                String name = null;
+                                try {
+                                    Target t = TargetParser.canonicalHost(e.key(), 1);
+                                    if (t.isIpLiteral()) {
+                                        error(e.keyLoc(), path + ": an IP literal (expected: a DNS name)");
+                                    } else {
+                                        name = t.host();
+                                    }
+                                } catch (MalformedTargetException ex) {
+                                    error(e.keyLoc(), path + ": " + ex.getMessage());
+                                }
+                                String text = string(e.value(), path);
+                                InetAddress address = text == null ? null : IpAddresses.parseStrict(text);
+                                if (text != null && address == null) {
+                                    error(e.value().loc(), path + ": " + text + " (expected: an IP address such as 10.0.0.5 or fd00::5)");
+                                }
+                                if (name != null && address != null && hosts.putIfAbsent(name, address) != null) {
+                                    error(e.keyLoc(), path + ": same name as an earlier entry (" + name + ")");
+                                }
+                            }
+                        }
+                    }
+                    Node resolversNode = value(m, "resolvers");
+                    if (resolversNode != null && !isNull(resolversNode)) {
+                        ListNode list = list(resolversNode, "network.resolvers");
+                        if (list != null) {
+                            for (int i = 0; i < list.items().size(); i++) {
+                                InetSocketAddress a = socket(list.items().get(i), "network.resolvers[" + i + "]", 53);
+                                if (a != null) {
+                                    resolvers.add(a);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            return new NetworkSettings(allowPrivate, hosts, resolvers);
+        }
+
+        ListenSettings listen(Node node) {
+            InetSocketAddress proxy = new InetSocketAddress(IpAddresses.inet4(0x7f000001), 3128);
+            InetSocketAddress admin = new InetSocketAddress(IpAddresses.inet4(0x7f000001), 9901);
+            if (node != null && !isNull(node)) {
+                MapNode m = map(node, "listen");
+                if (m != null) {
+                    checkKeys(m, "listen.", LISTEN_KEYS, Set.of());
+                    Node p = value(m, "proxy");
+                    if (p != null) {
+                        InetSocketAddress a = socket(p, "listen.proxy", -1);
+                        proxy = a == null ? proxy : a;
+                    }
+                    Node ad = value(m, "admin");
+                    if (ad != null) {
+                        InetSocketAddress a = socket(ad, "listen.admin", -1);
+                        admin = a == null ? admin : a;
+                    }
+                    for (String key : List.of("transparent", "dns")) {
+                        YamlTree.Entry e = m.entries().get(key);
+                        if (e != null && !isNull(e.value())) {
+                            error(e.keyLoc(), "listen." + key + ": not supported by this build yet (expected: null or absent)");
+                        }
+                    }
+                }
+            }
+            return new ListenSettings(proxy, null, null, admin);
+        }
+
+        Limits limits(Node node) {
+            Limits d = DEFAULT_LIMITS;
+            if (node == null || isNull(node)) {
+                return d;
+            }
+            MapNode m = map(node, "limits");
+            if (m == null) {
+                return d;
+            }
+            checkKeys(m, "limits.", LIMITS_KEYS, Set.of());
+            Duration header = duration(value(m, "header_timeout"), "limits.header_timeout", d.headerTimeout());
+            Duration idle = duration(value(m, "idle_timeout"), "limits.idle_timeout", d.idleTimeout());
+            long headerBytes = size(value(m, "max_header_bytes"), "limits.max_header_bytes", d.maxHeaderBytes(), Integer.MAX_VALUE);
+            long body = size(value(m, "max_inspected_body"), "limits.max_inspected_body", d.maxInspectedBodyBytes(), Long.MAX_VALUE);
+            long conns = integer(value(m, "max_connections_per_extension"), "limits.max_connections_per_extension",
+                    d.maxConnectionsPerExtension(), 1, Integer.MAX_VALUE);
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns);
+        }
+
+        Path audit(Node node) {
+            Path path = Path.of("audit.jsonl");
+            if (node == null || isNull(node)) {
+                return path;
+            }
+            MapNode m = map(node, "audit");
+            if (m == null) {
+                return path;
+            }
+            checkKeys(m, "audit.", AUDIT_KEYS, Set.of());
+            Node p = value(m, "path");
+            if (p != null) {
+                String text = string(p, "audit.path");
+                if (text != null) {
+                    if (text.isEmpty()) {
+                        error(p.loc(), "audit.path: empty (expected: a file path)");
+                    } else {
+                        try {
+                            path = Path.of(text);
+                        } catch (InvalidPathException e) {
+                            error(p.loc(), "audit.path: " + text + " (expected: a valid file path)");
+                        }
+                    }
+                }
+            }
+            return path;
+        }
+
+        // ---- rules ----
+
+        List<Rule> rules(Node node, String path, boolean deny) {
+            List<Rule> rules = new ArrayList<>();
+            if (node == null || isNull(node)) {
+                return rules;
+            }
+            ListNode list = list(node, path);
+            if (list == null) {
+                return rules;
+            }
+            for (int i = 0; i < list.items().size(); i++) {
+                Rule rule = rule(list.items().get(i), path + "[" + i + "]", deny);
+                if (rule != null) {
+                    rules.add(rule);
+                }
+            }
+            return rules;
+        }
+
+        Rule rule(Node node, String id, boolean deny) {
+            MapNode m = map(node, id);
+            if (m == null) {
+                return null;
+            }
+            int before = errors.size();
+            checkKeys(m, id + ".", RULE_KEYS, Set.of());
+            Node hostNode = value(m, "host");
+            Node cidrNode = value(m, "cidr");
+            String host = null;
+            Cidr cidr = null;
+            if ((hostNode == null) == (cidrNode == null)) {
+                error(m.loc(), id + ": " + (hostNode == null ? "neither host nor cidr" : "both host and cidr")
+                        + " (expected: exactly one of host, cidr)");
+            }
+            if (hostNode != null) {
+                host = hostPattern(hostNode, id + ".host");
+            }
+            if (cidrNode != null) {
+                String text = string(cidrNode, id + ".cidr");
+                if (text != null) {
+                    try {
+                        cidr = Cidr.parse(text);
+                    } catch (IllegalArgumentException e) {
+                        error(cidrNode.loc(), id + ".cidr: " + e.getMessage());
+                    }
+                }
+            }
+            Set<Integer> ports = new LinkedHashSet<>();
+            Node portsNode = value(m, "ports");
+            if (portsNode != null) {
+                ListNode list = list(portsNode, id + ".ports");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), id + ".ports: empty (expected: at least one port; omit ports for "
+                                + (deny ? "every port" : "the default 80, 443") + ")");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node p = list.items().get(i);
+                        long port = integer(p, id + ".ports[" + i + "]", -1, 1, 65535);
+                        if (port > 0 && !ports.add((int) port)) {
+                            error(p.loc(), id + ".ports[" + i + "]: " + port + " listed twice");
+                        }
+                    }
+                }
+            }
+            Set<String> methods = new LinkedHashSet<>();
+            Node methodsNode = value(m, "methods");
+            if (methodsNode != null) {
+                ListNode list = list(methodsNode, id + ".methods");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), id + ".methods: empty (expected: at least one method; omit methods for any)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node mn = list.items().get(i);
+                        String method = string(mn, id + ".methods[" + i + "]");
+                        if (method == null) {
+                            continue;
+                        }
+                        if (!TOKEN.matcher(method).matches() || !method.equals(method.toUpperCase(Locale.ROOT))) {
+                            error(mn.loc(), id + ".methods[" + i + "]: " + method
+                                    + " (expected: an upper-case method such as GET; methods are case-sensitive)");
+                        } else if (!methods.add(method)) {
+                            error(mn.loc(), id + ".methods[" + i + "]: " + method + " listed twice");
+                        }
+                    }
+                }
+            }
+            List<String> paths = new ArrayList<>();
+            Node pathsNode = value(m, "paths");
+            if (pathsNode != null) {
+                ListNode list = list(pathsNode, id + ".paths");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), id + ".paths: empty (expected: at least one glob; omit paths for any)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node pn = list.items().get(i);
+                        String glob = string(pn, id + ".paths[" + i + "]");
+                        if (glob == null) {
+                            continue;
+                        }
+                        String problem = PathGlob.validate(glob);
+                        if (problem != null) {
+                            error(pn.loc(), id + ".paths[" + i + "]: " + glob + " " + problem);
+                        } else if (paths.contains(glob)) {
+                            error(pn.loc(), id + ".paths[" + i + "]: " + glob + " listed twice");
+                        } else {
+                            paths.add(glob);
+                        }
+                    }
+                }
+            }
+            if (errors.size() != before || (host == null) == (cidr == null)) {
+                return null;
+            }
+            return new Rule(id, host, cidr, ports, methods, paths);
+        }
+
+        String hostPattern(Node node, String path) {
+            String text = string(node, path);
+            if (text == null) {
+                return null;
+            }
+            boolean wildcard = text.startsWith("*.");
+            String name = wildcard ? text.substring(2) : text;
+            if (name.indexOf('*') >= 0 || (!wildcard && text.equals("*"))) {
+                error(node.loc(), path + ": " + text + " (expected: an exact name, or *.suffix; '*' only as the whole first label)");
+                return null;
+            }
+            try {
+                Target t = TargetParser.canonicalHost(name, 1);
+                if (t.isIpLiteral()) {
+                    error(node.loc(), path + ": " + text + " is an IP literal (expected: a DNS name; use cidr: "
+                            + t.host() + (t.isIpv6Literal() ? "/128" : "/32") + " for an address)");
+                    return null;
+                }
+                return wildcard ? "*." + t.host() : t.host();
+            } catch (MalformedTargetException e) {
+                error(node.loc(), path + ": " + e.getMessage());
+                return null;
+            }
+        }
+
+        // ---- value helpers ----
+
+        private static final class Item<T> {
+            final T value;
+            final Loc loc;
+
+            Item(T value, Loc loc) {
+                this.value = value;
+                this.loc = loc;
+            }
+        }
+
+        List<Item<Cidr>> cidrs(Node node, String path) {
+            List<Item<Cidr>> out = new ArrayList<>();
+            if (node == null || isNull(node)) {
+                return out;
+            }
+            ListNode list = list(node, path);
+            if (list == null) {
+                return out;
+            }
+            for (int i = 0; i < list.items().size(); i++) {
+                Node n = list.items().get(i);
+                String text = string(n, path + "[" + i + "]");
+                if (text == null) {
+                    continue;
+                }
+                try {
+                    out.add(new Item<>(Cidr.parse(text), n.loc()));
+                } catch (IllegalArgumentException e) {
+                    error(n.loc(), path + "[" + i + "]: " + e.getMessage());
+                }
+            }
+            return out;
+        }
+
+        /** Parses {@code ip:port}, {@code [ipv6]:port}, or (with a default port) a bare address. */
+        InetSocketAddress socket(Node node, String path, int defaultPort) {
+            String text = string(node, path);
+            if (text == null) {
+                return null;
+            }
+            String expected = defaultPort < 0
+                    ? " (expected: address:port, e.g. 127.0.0.1:3128 or [::1]:3128)"
+                    : " (expected: address[:port], e.g. 127.0.0.53 or [::1]:53)";
+            String hostText = text;
+            String portText = null;
+            if (text.startsWith("[")) {
+                int close = text.indexOf(']');
+                if (close < 0) {
+                    error(node.loc(), path + ": " + text + expected);
+                    return null;
+                }
+                hostText = text.substring(0, close + 1);
+                if (close + 1 < text.length()) {
+                    if (text.charAt(close + 1) != ':') {
+                        error(node.loc(), path + ": " + text + expected);
+                        return null;
+                    }
+                    portText = text.substring(close + 2);
+                }
+            } else {
+                int colon = text.indexOf(':');
+                if (colon >= 0 && text.indexOf(':', colon + 1) < 0) {
+                    hostText = text.substring(0, colon);
+                    portText = text.substring(colon + 1);
+                }
+            }
+            InetAddress address = IpAddresses.parseStrict(hostText);
+            if (address == null || (!hostText.startsWith("[") && hostText.indexOf(':') >= 0)) {
+                error(node.loc(), path + ": " + text + expected);
+                return null;
+            }
+            int port = defaultPort;
+            if (portText != null) {
+                port = portText.matches("[0-9]{1,5}") ? Integer.parseInt(portText) : -1;
+                if (port < 0 || port > 65535) {
+                    error(node.loc(), path + ": " + text + " port (expected: 0..65535)");
+                    return null;
+                }
+            } else if (defaultPort < 0) {
+                error(node.loc(), path + ": " + text + ": missing port" + expected);
+                return null;
+            }
+            return new InetSocketAddress(address, port);
+        }
+
+        Duration duration(Node node, String path, Duration dflt) {
+            if (node == null) {
+                return dflt;
+            }
+            String text = scalarText(node);
+            java.util.regex.Matcher matcher = text == null ? null : DURATION.matcher(text);
+            if (matcher == null || !matcher.matches()) {
+                error(node.loc(), path + ": " + show(node) + " (expected: a duration such as 15s, 500ms, 2m, 1h)");
+                return dflt;
+            }
+            long n = Long.parseLong(matcher.group(1));
+            Duration d;
+            switch (matcher.group(2)) {
+                case "ms":
+                    d = Duration.ofMillis(n);
+                    break;
+                case "s":
+                    d = Duration.ofSeconds(n);
+                    break;
+                case "m":
+                    d = Duration.ofMinutes(n);
+                    break;
+                default:
+                    d = Duration.ofHours(n);
+                    break;
+            }
+            if (d.isZero()) {
+                error(node.loc(), path + ": " + text + " (expected: > 0)");
+                return dflt;
+            }
+            return d;
+        }
+
+        long size(Node node, String path, long dflt, long max) {
+            if (node == null) {
+                return dflt;
+            }
+            String text = scalarText(node);
+            java.util.regex.Matcher matcher = text == null ? null : SIZE.matcher(text);
+            if (matcher == null || !matcher.matches()) {
+                error(node.loc(), path + ": " + show(node) + " (expected: bytes, or a size such as 64KiB, 32MiB, 1GiB)");
+                return dflt;
+            }
+            long n = Long.parseLong(matcher.group(1));
+            String unit = matcher.group(2) == null ? "B" : matcher.group(2);
+            int shift = unit.equals("KiB") ? 10 : unit.equals("MiB") ? 20 : unit.equals("GiB") ? 30 : 0;
+            if (n == 0 || n > (max >> shift)) {
+                error(node.loc(), path + ": " + text + " (expected: 1.." + max + " bytes)");
+                return dflt;
+            }
+            return n << shift;
+        }
+
+        long integer(Node node, String path, long dflt, long min, long max) {
+            if (node == null) {
+                return dflt;
+            }
+            if (!(node instanceof ScalarNode) || ((ScalarNode) node).token() != JsonToken.VALUE_NUMBER_INT
+                    || !((ScalarNode) node).text().matches("0|[1-9][0-9]{0,17}")) {
+                error(node.loc(), path + ": " + show(node) + " (expected: an integer " + min + ".." + max + ")");
+                return dflt;
+            }
+            long v = Long.parseLong(((ScalarNode) node).text());
+            if (v < min || v > max) {
+                error(node.loc(), path + ": " + v + " (expected: " + min + ".." + max + ")");
+                return dflt;
+            }
+            return v;
+        }
+
+        String string(Node node, String path) {
+            if (node instanceof ScalarNode && ((ScalarNode) node).token() == JsonToken.VALUE_STRING) {
+                return ((ScalarNode) node).text();
+            }
+            error(node.loc(), path + ": " + show(node) + " (expected: a string)");
+            return null;
+        }
+
+        static String scalarText(Node node) {
+            if (node instanceof ScalarNode && !((ScalarNode) node).isNull()) {
+                return ((ScalarNode) node).text();
+            }
+            return null;
+        }
+
+        MapNode map(Node node, String path) {
+            if (node instanceof MapNode) {
+                return (MapNode) node;
+            }
+            error(node.loc(), path + ": " + show(node) + " (expected: a mapping)");
+            return null;
+        }
+
+        ListNode list(Node node, String path) {
+            if (node instanceof ListNode) {
+                return (ListNode) node;
+            }
+            error(node.loc(), path + ": " + show(node) + " (expected: a list)");
+            return null;
+        }
+
+        static Node value(MapNode m, String key) {
+            YamlTree.Entry e = m.entries().get(key);
+            return e == null ? null : e.value();
+        }
+
+        static boolean isNull(Node node) {
+            return node instanceof ScalarNode && ((ScalarNode) node).isNull();
+        }
+
+        void checkKeys(MapNode m, String prefix, Set<String> allowed, Set<String> unsupported) {
+            for (YamlTree.Entry e : m.entries().values()) {
+                if (allowed.contains(e.key())) {
+                    continue;
+                }
+                if (unsupported.contains(e.key())) {
+                    error(e.keyLoc(), prefix + e.key() + ": not supported by this build yet");
+                } else {
+                    error(e.keyLoc(), prefix + e.key() + ": unknown key (expected one of: " + String.join(", ", allowed) + ")");
+                }
+            }
+        }
+
+        static String show(Node node) {
+            if (node instanceof MapNode) {
+                return "a mapping";
+            }
+            if (node instanceof ListNode) {
+                return "a list";
+            }
+            ScalarNode s = (ScalarNode) node;
+            if (s.isNull()) {
+                return "null";
+            }
+            String t = s.text();
+            return t.length() > 64 ? t.substring(0, 64) + "..." : t;
+        }
+    }
+
+    static boolean overlaps(Cidr a, Cidr b) {
+        return a.contains(b.network()) || b.contains(a.network());
     }
 }
