@@ -215,6 +215,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
         Optional<Extension> extension = identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
         if (extension.isEmpty()) {
+            describeTargetForAudit(request, audit);
             refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, "auth"), false, null);
             return;
         }
@@ -275,6 +276,22 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         state = State.FORWARDING;
         ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
                 HttpUtil.isKeepAlive(request)));
+    }
+
+    /** Fills in the target of a request refused before its target mattered (best effort, for the record). */
+    private static void describeTargetForAudit(HttpRequest request, AuditEvent audit) {
+        try {
+            if (HttpMethod.CONNECT.equals(request.method())) {
+                Target target = TargetParser.parseAuthority(request.uri());
+                audit.scheme("https").server(target.host(), target.port());
+            } else if (!request.uri().startsWith("/")) {
+                HttpTarget target = TargetParser.parseAbsoluteForm(request.uri());
+                audit.scheme("http").server(target.target().host(), target.target().port())
+                        .urlPath(target.pathAndQuery());
+            }
+        } catch (MalformedTargetException e) {
+            // The record keeps no target; the refusal's reason does not depend on it.
+        }
     }
 
     private static String hostHeader(Target target, int defaultPort) {
