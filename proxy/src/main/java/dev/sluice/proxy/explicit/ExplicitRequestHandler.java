@@ -1,5 +1,6 @@
 package dev.sluice.proxy.explicit;
 
+import dev.sluice.proxy.server.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
@@ -81,6 +82,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
     private State state = State.IDLE;
     private boolean responseDoneEarly;
     private boolean closeAfterDiscard;
+    private boolean inputShut;
 
     public ExplicitRequestHandler(ProxyContext context) {
         this.context = context;
@@ -96,7 +98,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             queued.add(msg);
-            ctx.channel().config().setAutoRead(false);
+            Reads.setAutoRead(ctx.channel(), false);
             return;
         }
         process(ctx, msg);
@@ -165,8 +167,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             releaseQueued();
         }
         if (state != State.AWAITING_RESPONSE) {
-            ctx.channel().config().setAutoRead(true);
+            Reads.setAutoRead(ctx.channel(), true);
         }
+        closeIfDrained(ctx);
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
@@ -257,10 +260,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         if (connect) {
             audit.tlsMode("tunnel");
             state = State.TUNNEL;
-            // From here on the client speaks raw bytes: remove the decoder so that bytes sent early
-            // (a TLS ClientHello right behind the CONNECT header) reach the tunnel untouched.
-            ctx.pipeline().remove(ExplicitChannelInitializer.DECODER);
+            // The tunnel phase first learns of the CONNECT; then, from here on the client speaks raw
+            // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
+            // the CONNECT header), untouched.
             ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit));
+            ctx.pipeline().remove(ExplicitChannelInitializer.DECODER);
             return;
         }
 
@@ -353,10 +357,21 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof ChannelInputShutdownEvent && state == State.IDLE) {
-            ctx.close();
+        if (evt instanceof ChannelInputShutdownEvent && state != State.TUNNEL) {
+            // The client sent FIN: finish the exchange in progress (and any request already read),
+            // then close.
+            inputShut = true;
+            closeIfDrained(ctx);
+            return;
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    private void closeIfDrained(ChannelHandlerContext ctx) {
+        if (inputShut && queued.isEmpty() && (state == State.IDLE || state == State.DISCARDING)) {
+            state = State.CLOSED;
+            ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        }
     }
 
     @Override

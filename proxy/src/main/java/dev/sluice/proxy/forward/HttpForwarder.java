@@ -1,5 +1,6 @@
 package dev.sluice.proxy.forward;
 
+import dev.sluice.proxy.server.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
@@ -114,7 +115,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         closeUpstream();
         dialing = true;
-        ctx.channel().config().setAutoRead(false);
+        Reads.setAutoRead(ctx.channel(), false);
         ByteCounter counter = new ByteCounter();
         counter.attach(request.audit());
         Future<Dialed> dial = context.dialer().dial(ctx.channel().eventLoop(), request.policy(), request.decision(),
@@ -157,9 +158,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             upstream.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
         upstream.flush();
-        upstream.config().setAutoRead(true);
+        Reads.setAutoRead(upstream, true);
         if (!requestComplete) {
-            ctx.channel().config().setAutoRead(upstream.isWritable());
+            Reads.setAutoRead(ctx.channel(), upstream.isWritable());
         }
     }
 
@@ -182,7 +183,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         upstream.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         if (!requestComplete && !upstream.isWritable()) {
-            ctx.channel().config().setAutoRead(false);
+            Reads.setAutoRead(ctx.channel(), false);
         }
     }
 
@@ -257,7 +258,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         boolean last = content instanceof LastHttpContent;
         ctx.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         if (upstream != null && !ctx.channel().isWritable()) {
-            upstream.config().setAutoRead(false);
+            Reads.setAutoRead(upstream, false);
         }
         if (!last) {
             return;
@@ -367,7 +368,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (ctx.channel().isWritable() && upstream != null) {
-            upstream.config().setAutoRead(true);
+            Reads.setAutoRead(upstream, true);
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -408,7 +409,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext uctx) {
             if (uctx.channel().isWritable() && uctx.channel() == upstream && !requestComplete) {
-                ctx.channel().config().setAutoRead(true);
+                Reads.setAutoRead(ctx.channel(), true);
             }
         }
 

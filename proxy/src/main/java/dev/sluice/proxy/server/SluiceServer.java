@@ -86,6 +86,8 @@ public final class SluiceServer implements AutoCloseable {
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                // A client's FIN must not close the connection by itself: a CONNECT tunnel relays it.
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childHandler(new ExplicitChannelInitializer(context))
                 .bind(listen.proxy())
                 .sync()

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.tunnel;
 
+import dev.sluice.proxy.server.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
@@ -39,6 +40,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
     private ConnectRequest request;
     private Channel upstream;
+    private boolean downstreamInputShut;
 
     /** Names of the downstream handlers that the tunnel replaces. */
     private final String[] httpHandlers;
@@ -66,7 +68,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
 
     private void start(ChannelHandlerContext ctx, ConnectRequest connect) {
         request = connect;
-        ctx.channel().config().setAutoRead(false);
+        Reads.setAutoRead(ctx.channel(), false);
         ByteCounter counter = new ByteCounter();
         counter.attach(connect.audit());
         ChannelHandler init = new ChannelInitializer<Channel>() {
@@ -134,12 +136,34 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
             upstream.write(early.poll());
         }
         upstream.flush();
+        if (downstreamInputShut) {
+            // The client sent FIN before the tunnel was up: pass it on after its early bytes.
+            session.inputShutdown();
+            Channel up = upstream;
+            up.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> {
+                if (up instanceof io.netty.channel.socket.DuplexChannel duplex) {
+                    duplex.shutdownOutput();
+                }
+            });
+        }
         downstream.pipeline().remove(this);
         if (!upstream.isActive()) {
             downstream.close();
         }
-        upstream.config().setAutoRead(true);
-        downstream.config().setAutoRead(true);
+        Reads.setAutoRead(upstream, true);
+        Reads.setAutoRead(downstream, true);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
+            downstreamInputShut = true;
+            if (request == null) {
+                ctx.close();
+            }
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.tunnel;
 
+import dev.sluice.proxy.server.Reads;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -9,6 +10,8 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One direction of a blind tunnel: every buffer read on this channel is written, as is (no copy), to
@@ -18,6 +21,8 @@ import java.io.IOException;
  * FIN, or either side closes, both close.
  */
 final class TunnelRelay extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(TunnelRelay.class);
 
     private final TunnelSession session;
     private final Channel peer;
@@ -41,7 +46,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
             }
         });
         if (!peer.isWritable()) {
-            ctx.channel().config().setAutoRead(false);
+            Reads.setAutoRead(ctx.channel(), false);
         }
     }
 
@@ -54,7 +59,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         // This channel drained: let the peer read again.
         if (ctx.channel().isWritable()) {
-            peer.config().setAutoRead(true);
+            Reads.setAutoRead(peer, true);
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -62,6 +67,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof ChannelInputShutdownEvent) {
+            log.debug("tunnel channel {} input shut down", ctx.channel());
             boolean both = session.inputShutdown();
             peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener((ChannelFutureListener) f -> {
                 if (both || !(peer instanceof DuplexChannel duplex)) {
@@ -78,6 +84,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        log.debug("tunnel channel {} closed", ctx.channel());
         session.channelClosed();
         if (peer.isActive()) {
             peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
@@ -86,6 +93,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        log.debug("tunnel channel {} failed: {}", ctx.channel(), cause.toString());
         session.error(cause instanceof IOException ? "connection reset" : cause.getClass().getSimpleName());
         ctx.close();
     }
