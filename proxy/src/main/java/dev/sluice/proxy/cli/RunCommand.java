@@ -1,6 +1,7 @@
 package dev.sluice.proxy.cli;
 
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.server.PolicyReloader;
 import dev.sluice.proxy.server.SluiceServer;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyException;
@@ -15,7 +16,8 @@ import picocli.CommandLine.Mixin;
 /**
  * {@code sluice run}: loads the policy (Sluice never starts without one that loaded), opens the audit
  * log, binds the listeners and serves until SIGTERM or SIGINT, when it stops accepting, closes the
- * connections (each writes its audit record) and flushes and closes the audit log.
+ * connections (each writes its audit record) and flushes and closes the audit log. With
+ * {@code --policy FILE}, the file is watched and SIGHUP reloads it ({@link PolicyReloader}).
  */
 @Command(name = "run", description = "Run the proxy.")
 final class RunCommand implements Callable<Integer> {
@@ -44,8 +46,18 @@ final class RunCommand implements Callable<Integer> {
             System.err.println("sluice: cannot start: " + e.getMessage());
             return 1;
         }
+        PolicyReloader reloader = null;
+        if (common.policy != null) {
+            reloader = new PolicyReloader(common.policy, server.policies());
+            reloader.startWatching();
+        }
+        installHangupHandler(reloader);
+        PolicyReloader watching = reloader;
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (watching != null) {
+                watching.close();
+            }
             server.close();
             auditLog.close();
             stopped.countDown();
@@ -55,5 +67,21 @@ final class RunCommand implements Callable<Integer> {
                 + policy.source() + ", audit log " + auditPath);
         stopped.await();
         return 0;
+    }
+
+    /** SIGHUP reloads the policy file (RFC-less Unix convention); with the embedded policy it only logs. */
+    @SuppressWarnings("sunapi")
+    private static void installHangupHandler(PolicyReloader reloader) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> {
+                if (reloader == null) {
+                    System.err.println("sluice: SIGHUP: running the embedded policy; nothing to reload");
+                } else {
+                    reloader.reload();
+                }
+            });
+        } catch (IllegalArgumentException e) {
+            System.err.println("sluice: SIGHUP is not available here; the policy file is still watched");
+        }
     }
 }

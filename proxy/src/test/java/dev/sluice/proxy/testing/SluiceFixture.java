@@ -3,6 +3,7 @@ package dev.sluice.proxy.testing;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.server.PolicyReloader;
 import dev.sluice.proxy.server.SluiceServer;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyLoader;
@@ -31,12 +32,27 @@ public final class SluiceFixture implements AutoCloseable {
     private final Path dataDir;
     private final AuditLog auditLog;
     private final SluiceServer server;
+    private final PolicyReloader reloader;
     private boolean closed;
 
     private SluiceFixture(Path dataDir, AuditLog auditLog, SluiceServer server) {
         this.dataDir = dataDir;
         this.auditLog = auditLog;
         this.server = server;
+        this.reloader = new PolicyReloader(dataDir.resolve("policy.yaml"), server.policies());
+    }
+
+    /** Returns the reloader of the fixture's policy file (not watching until {@code startWatching()}). */
+    public PolicyReloader reloader() {
+        return reloader;
+    }
+
+    /** Replaces the policy file atomically (temp file + rename, as editors and config tools do). */
+    public void writePolicy(String yaml) throws IOException {
+        Path tmp = dataDir.resolve("policy.yaml.tmp");
+        Files.writeString(tmp, yaml, StandardCharsets.UTF_8);
+        Files.move(tmp, dataDir.resolve("policy.yaml"), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** Starts Sluice on {@code policyYaml} (it should bind {@code listen.proxy: 127.0.0.1:0} or a free port). */
@@ -107,6 +123,7 @@ public final class SluiceFixture implements AutoCloseable {
     public void stop() {
         if (!closed) {
             closed = true;
+            reloader.close();
             server.close();
             auditLog.close();
         }
