@@ -49,7 +49,8 @@ public final class TargetParser {
     /**
      * Parses an authority-form request-target of a CONNECT request ({@code host:port}, RFC 9112
      * section 3.2.3), e.g. {@code api.github.com:443} or {@code [2001:db8::1]:443}. The port is required
-     * (1..65535, ASCII digits only); an IPv6 literal must be in brackets.
+     * (1..65535, ASCII digits only); an IPv6 literal must be in brackets; spaces, control characters and
+     * non-ASCII characters (a client sends IDNA A-labels) are malformed.
      *
      * @throws MalformedTargetException for a missing or bad port, userinfo, a bad host
      */
