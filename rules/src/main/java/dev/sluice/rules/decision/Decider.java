@@ -4,6 +4,7 @@ import dev.sluice.rules.address.AddressClass;
 import dev.sluice.rules.address.AddressClassifier;
 import dev.sluice.rules.address.Cidr;
 import dev.sluice.rules.internal.PathGlob;
+import dev.sluice.rules.internal.RuleList;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Mode;
 import dev.sluice.rules.policy.Policy;
@@ -75,6 +76,112 @@ public final class Decider {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(extension, "extension");
         Objects.requireNonNull(target, "target");
+        RuleList extensionDeny = RuleList.copyOf(extension.deny());
+        int deny = firstDeny(extensionDeny, target, request);
+        if (deny >= 0) {
+            return miss(policy, Reason.DENIED_BY_RULE, extensionDeny.get(deny).id());
+        }
+        RuleList globalDeny = RuleList.copyOf(policy.globalDeny());
+        deny = firstDeny(globalDeny, target, request);
+        if (deny >= 0) {
+            return miss(policy, Reason.DENIED_BY_RULE, globalDeny.get(deny).id());
+        }
+        RuleList allow = RuleList.copyOf(extension.allow());
+        AllowSearch search = new AllowSearch(allow, target.port(), request);
+        allow.forEachTargetMatch(target, search);
+        if (search.bestRank == AllowSearch.ALLOWED) {
+            return Decision.allow(allow.get(search.bestIndex).id());
+        }
+        if (search.bestRank > 0) {
+            return miss(policy, AllowSearch.REASONS[search.bestRank], allow.get(search.bestIndex).id());
+        }
+        return miss(policy, Reason.NOT_ALLOWLISTED, IMPLICIT_DENY);
+    }
+
+    /** Returns the position of the first deny rule matching target, port and request, or -1. */
+    private static int firstDeny(RuleList rules, Target target, RequestInfo request) {
+        if (rules.isEmpty()) {
+            return -1;
+        }
+        DenySearch search = new DenySearch(rules, target.port(), request);
+        rules.forEachTargetMatch(target, search);
+        return search.first;
+    }
+
+    /** Keeps the first rule (by position) of the best rank: allowed, else the nearest miss. */
+    private static final class AllowSearch implements RuleList.IntVisitor {
+        static final int ALLOWED = 4;
+        static final Reason[] REASONS = {null, Reason.PORT_NOT_ALLOWED, Reason.METHOD_NOT_ALLOWED,
+            Reason.PATH_NOT_ALLOWED, Reason.ALLOWLISTED};
+
+        final RuleList rules;
+        final int port;
+        final RequestInfo request;
+        int bestRank;
+        int bestIndex = Integer.MAX_VALUE;
+
+        AllowSearch(RuleList rules, int port, RequestInfo request) {
+            this.rules = rules;
+            this.port = port;
+            this.request = request;
+        }
+
+        @Override
+        public void visit(int index) {
+            if (bestRank == ALLOWED && index > bestIndex) {
+                return;
+            }
+            int rank = rank(index);
+            if (rank > bestRank || (rank == bestRank && index < bestIndex)) {
+                bestRank = rank;
+                bestIndex = index;
+            }
+        }
+
+        private int rank(int index) {
+            if (!rules.portListed(index, port, port == 80 || port == 443)) {
+                return 1;
+            }
+            Rule rule = rules.get(index);
+            if (!rule.methods().isEmpty() && (request == null || !rule.methods().contains(request.method()))) {
+                return 2;
+            }
+            if (!rule.paths().isEmpty() && (request == null || !anyPathMatches(rule, request.path()))) {
+                return 3;
+            }
+            return ALLOWED;
+        }
+    }
+
+    /** Keeps the first rule (by position) that denies. */
+    private static final class DenySearch implements RuleList.IntVisitor {
+        final RuleList rules;
+        final int port;
+        final RequestInfo request;
+        int first = -1;
+
+        DenySearch(RuleList rules, int port, RequestInfo request) {
+            this.rules = rules;
+            this.port = port;
+            this.request = request;
+        }
+
+        @Override
+        public void visit(int index) {
+            if (first >= 0 && index > first) {
+                return;
+            }
+            if (rules.portListed(index, port, true) && denyRequestMatches(rules.get(index), request)) {
+                first = index;
+            }
+        }
+    }
+
+    /**
+     * The reference semantics, as a plain scan in list order; {@link #decide} must agree with it (tested).
+     * Package-private for tests.
+     */
+    static Decision decideByScan(Policy policy, Extension extension, Target target, RequestInfo request) {
         for (Rule rule : extension.deny()) {
             if (denyMatches(rule, target, request)) {
                 return miss(policy, Reason.DENIED_BY_RULE, rule.id());
@@ -204,6 +311,10 @@ public final class Decider {
         if (!rule.ports().isEmpty() && !rule.ports().contains(target.port())) {
             return false;
         }
+        return denyRequestMatches(rule, request);
+    }
+
+    private static boolean denyRequestMatches(Rule rule, RequestInfo request) {
         if (request == null) {
             return true; // a tunnel may carry any method and path
         }

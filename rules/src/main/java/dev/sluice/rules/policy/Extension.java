@@ -1,6 +1,7 @@
 package dev.sluice.rules.policy;
 
 import dev.sluice.rules.address.Cidr;
+import dev.sluice.rules.internal.RuleList;
 import java.util.List;
 
 /**
@@ -11,14 +12,17 @@ import java.util.List;
  * @param sources source prefixes that identify it in transparent mode
  * @param allow allow rules, own first, then each group's in the order listed
  * @param deny the extension's own deny rules
+ *
+ * <p>{@code allow} and {@code deny} are kept as immutable lists that also carry a lookup index (exact
+ * names, suffixes, prefixes), so that deciding costs about the same for any number of rules.
  */
 public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, List<Rule> allow, List<Rule> deny) {
 
     public Extension {
         tokenSha256 = tokenSha256 == null ? null : tokenSha256.clone();
         sources = List.copyOf(sources);
-        allow = List.copyOf(allow);
-        deny = List.copyOf(deny);
+        allow = RuleList.copyOf(allow);
+        deny = RuleList.copyOf(deny);
     }
 
     /** The name of the extension that unidentified clients get, when the policy defines it. */

@@ -9,7 +9,8 @@ import java.util.Map;
 /**
  * The {@code network} section.
  *
- * @param allowPrivate prefixes that opt in past the address-class block (never metadata)
+ * @param allowPrivate prefixes that opt in past the address-class block (never metadata or unspecified
+ *                     addresses, never Sluice's own listeners); IPv4 prefixes also cover IPv4-mapped answers
  * @param hosts static answers: canonical name → address, consulted before DNS and classified like any answer
  * @param resolvers DNS servers to ask; empty means the system's (/etc/resolv.conf)
  */

@@ -1,5 +1,6 @@
 package dev.sluice.rules.policy;
 
+import dev.sluice.rules.internal.RuleList;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -27,7 +28,7 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
 
     public Policy {
         extensions = Map.copyOf(extensions);
-        globalDeny = List.copyOf(globalDeny);
+        globalDeny = RuleList.copyOf(globalDeny);
     }
 
     /** Returns the extension named {@code name}. */

@@ -179,6 +179,7 @@ public final class PolicyLoader {
     private static final class Reader {
         final String source;
         final List<PolicyError> errors = new ArrayList<>();
+        final Map<String, Loc> ruleLocs = new java.util.HashMap<>();
 
         Reader(String source) {
             this.source = source;
@@ -496,10 +497,70 @@ public final class PolicyLoader {
                 Rule rule = rule(list.items().get(i), path + "[" + i + "]", deny);
                 if (rule != null) {
                     rules.add(rule);
+                    ruleLocs.put(rule.id(), list.items().get(i).loc());
                 }
             }
+            checkShadowing(rules, deny);
             return rules;
         }
+
+        /**
+         * Reports every rule that an earlier rule of the same list already covers (same or broader
+         * host or prefix, its ports, methods and paths included): such a rule can never be the first
+         * match, so it is dead or misplaced. Identical rules are reported as duplicates.
+         */
+        void checkShadowing(List<Rule> rules, boolean deny) {
+            Map<String, List<Integer>> byHost = new java.util.HashMap<>();
+            Map<Cidr, List<Integer>> byCidr = new java.util.HashMap<>();
+            for (int i = 0; i < rules.size(); i++) {
+                Rule r = rules.get(i);
+                int coverer = -1;
+                for (int c : shadowCandidates(r, byHost, byCidr)) {
+                    if ((coverer < 0 || c < coverer) && covers(rules.get(c), r, deny)) {
+                        coverer = c;
+                    }
+                }
+                if (coverer >= 0) {
+                    Rule e = rules.get(coverer);
+                    Loc loc = ruleLocs.getOrDefault(r.id(), new Loc(0, 0));
+                    if (sameMatch(e, r, deny)) {
+                        error(loc, r.id() + ": duplicate of " + e.id() + " (expected: each rule once)");
+                    } else {
+                        error(loc, r.id() + ": shadowed by " + e.id() + ", which already matches everything it matches"
+                                + " (expected: remove it, or place it before " + e.id() + ")");
+                    }
+                }
+                if (r.host() != null) {
+                    byHost.computeIfAbsent(r.host(), k -> new ArrayList<>()).add(i);
+                } else {
+                    byCidr.computeIfAbsent(r.cidr(), k -> new ArrayList<>()).add(i);
+                }
+            }
+        }
+
+        private static List<Integer> shadowCandidates(Rule r, Map<String, List<Integer>> byHost,
+                                                      Map<Cidr, List<Integer>> byCidr) {
+            List<Integer> out = new ArrayList<>();
+            if (r.host() != null) {
+                out.addAll(byHost.getOrDefault(r.host(), List.of()));
+                String name = r.host().startsWith("*.") ? r.host().substring(2) : r.host();
+                for (int dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
+                    out.addAll(byHost.getOrDefault("*." + name.substring(dot + 1), List.of()));
+                }
+                return out;
+            }
+            byte[] a = r.cidr().network().getAddress();
+            for (int len = 0; len <= r.cidr().prefixLength(); len++) {
+                byte[] m = a.clone();
+                for (int bit = len; bit < m.length * 8; bit++) {
+                    m[bit / 8] &= (byte) ~(0x80 >>> (bit % 8));
+                }
+                Cidr c = new Cidr(m.length == 4 ? IpAddresses.inet4(m) : IpAddresses.inet6(m), len);
+                out.addAll(byCidr.getOrDefault(c, List.of()));
+            }
+            return out;
+        }
+
 
         Rule rule(Node node, String id, boolean deny) {
             MapNode m = map(node, id);
@@ -850,6 +911,45 @@ public final class PolicyLoader {
             String t = s.text();
             return t.length() > 64 ? t.substring(0, 64) + "..." : t;
         }
+    }
+
+    /** Answers whether every request rule {@code b} matches is matched by {@code a} as well. */
+    static boolean covers(Rule a, Rule b, boolean deny) {
+        if (!targetCovers(a, b)) {
+            return false;
+        }
+        if (!a.ports().isEmpty()) {
+            Set<Integer> bPorts = b.ports().isEmpty() ? (deny ? null : Set.of(80, 443)) : b.ports();
+            if (bPorts == null || !a.ports().containsAll(bPorts)) {
+                return false;
+            }
+        } else if (!deny && !b.ports().isEmpty() && !Set.of(80, 443).containsAll(b.ports())) {
+            return false;
+        }
+        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.methods().containsAll(b.methods()))) {
+            return false;
+        }
+        return a.paths().isEmpty() || (!b.paths().isEmpty() && a.paths().containsAll(b.paths()));
+    }
+
+    private static boolean sameMatch(Rule a, Rule b, boolean deny) {
+        return covers(a, b, deny) && covers(b, a, deny);
+    }
+
+    private static boolean targetCovers(Rule a, Rule b) {
+        if (a.cidr() != null || b.cidr() != null) {
+            return a.cidr() != null && b.cidr() != null && a.cidr().isIpv4() == b.cidr().isIpv4()
+                    && a.cidr().prefixLength() <= b.cidr().prefixLength() && a.cidr().contains(b.cidr().network());
+        }
+        if (a.host().equals(b.host())) {
+            return true;
+        }
+        if (!a.host().startsWith("*.")) {
+            return false;
+        }
+        String suffix = a.host().substring(1); // ".example.com"
+        String name = b.host().startsWith("*.") ? b.host().substring(1) : b.host();
+        return name.endsWith(suffix) && name.length() > suffix.length();
     }
 
     static boolean overlaps(Cidr a, Cidr b) {

@@ -8,7 +8,9 @@ import java.util.Objects;
  *
  * <p>{@code host} is in canonical form (see {@link TargetParser}): lowercase ASCII (IDNA A-labels),
  * no trailing dot, and for an IP literal the one textual form of its address (IPv4 dotted quad,
- * IPv6 in RFC 5952 compressed form <em>without</em> brackets). {@code address} is the parsed address
+ * IPv6 in RFC 5952 compressed form <em>without</em> brackets, an IPv4-mapped address as
+ * {@code ::ffff:a.b.c.d}). {@code address} is the parsed address (an {@link java.net.Inet6Address}
+ * for every IPv6 literal, mapped ones included)
  * when {@code host} is an IP literal, {@code null} for a DNS name.
  *
  * @param host canonical host, never empty

@@ -49,7 +49,8 @@ public final class TargetParser {
     /**
      * Parses an authority-form request-target of a CONNECT request ({@code host:port}, RFC 9112
      * section 3.2.3), e.g. {@code api.github.com:443} or {@code [2001:db8::1]:443}. The port is required
-     * (1..65535, ASCII digits only); an IPv6 literal must be in brackets.
+     * (1..65535, ASCII digits only); an IPv6 literal must be in brackets; spaces, control characters and
+     * non-ASCII characters (a client sends IDNA A-labels) are malformed.
      *
      * @throws MalformedTargetException for a missing or bad port, userinfo, a bad host
      */
@@ -233,10 +234,16 @@ public final class TargetParser {
             throw new MalformedTargetException("host: " + quote(host) + ": more than one trailing dot");
         }
         String ascii;
-        try {
-            ascii = IDN.toASCII(host, 0);
-        } catch (IllegalArgumentException e) {
-            throw new MalformedTargetException("host: " + quote(host) + ": not convertible to IDNA ASCII");
+        if (isPlainAscii(host)) {
+            // IDN.toASCII leaves all-ASCII labels as they are (RFC 3490 section 4.1 steps 2 and 3 apply
+            // to non-ASCII labels and STD3 rules only; lengths are checked below), so skip it
+            ascii = host;
+        } else {
+            try {
+                ascii = IDN.toASCII(host, 0);
+            } catch (IllegalArgumentException e) {
+                throw new MalformedTargetException("host: " + quote(host) + ": not convertible to IDNA ASCII");
+            }
         }
         ascii = ascii.toLowerCase(Locale.ROOT);
         if (ascii.endsWith(".")) {
@@ -288,6 +295,17 @@ public final class TargetParser {
             return new Target(IpAddresses.formatIpv4(v), port, IpAddresses.inet4(v));
         }
         return new Target(ascii, port, null);
+    }
+
+    private static boolean isPlainAscii(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
+                    || c == '.')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** WHATWG URL "ends in a number": the last label is all digits, or 0x followed by hex digits. */

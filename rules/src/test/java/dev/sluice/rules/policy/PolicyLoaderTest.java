@@ -329,6 +329,64 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void duplicateAndShadowedRules() {
+        List<String> errors = errors("""
+                version: 1
+                extensions:
+                  a:
+                    allow:
+                      - host: "*.example.com"
+                      - host: api.example.com
+                        ports: [443]
+                      - host: a.b.example.com
+                      - host: "*.x.example.com"
+                        methods: [GET]
+                      - host: example.com
+                      - host: EXAMPLE.com.
+                      - cidr: 10.0.0.0/8
+                        ports: [443, 8443]
+                      - cidr: 10.1.0.0/16
+                        ports: [443]
+                      - cidr: ::ffff:10.2.0.0/112
+                        ports: [8443]
+                      - cidr: 10.3.0.0/16
+                      - host: other.test
+                        ports: [8080]
+                      - host: other.test
+                        ports: [8080, 9090]
+                    deny:
+                      - host: "*.evil.test"
+                        ports: [443]
+                      - host: a.evil.test
+                      - host: b.evil.test
+                        ports: [443]
+                groups:
+                  g:
+                    - host: "*.example.com"
+                      paths: ["/a/**"]
+                    - host: x.example.com
+                      paths: ["/a/**", "/b"]
+                    - host: y.example.com
+                      paths: ["/a/**"]
+                      methods: [GET]
+                deny:
+                  - cidr: 192.0.2.0/24
+                  - cidr: 192.0.2.1
+                    ports: [80]
+                """);
+        assertThat(errors).containsExactly(
+                "p.yaml:6:9: extensions.a.allow[1]: shadowed by extensions.a.allow[0], which already matches everything it matches (expected: remove it, or place it before extensions.a.allow[0])",
+                "p.yaml:8:9: extensions.a.allow[2]: shadowed by extensions.a.allow[0], which already matches everything it matches (expected: remove it, or place it before extensions.a.allow[0])",
+                "p.yaml:9:9: extensions.a.allow[3]: shadowed by extensions.a.allow[0], which already matches everything it matches (expected: remove it, or place it before extensions.a.allow[0])",
+                "p.yaml:12:9: extensions.a.allow[5]: duplicate of extensions.a.allow[4] (expected: each rule once)",
+                "p.yaml:15:9: extensions.a.allow[7]: shadowed by extensions.a.allow[6], which already matches everything it matches (expected: remove it, or place it before extensions.a.allow[6])",
+                "p.yaml:17:9: extensions.a.allow[8]: shadowed by extensions.a.allow[6], which already matches everything it matches (expected: remove it, or place it before extensions.a.allow[6])",
+                "p.yaml:28:9: extensions.a.deny[2]: shadowed by extensions.a.deny[0], which already matches everything it matches (expected: remove it, or place it before extensions.a.deny[0])",
+                "p.yaml:36:7: groups.g[2]: shadowed by groups.g[0], which already matches everything it matches (expected: remove it, or place it before groups.g[0])",
+                "p.yaml:41:5: deny[1]: shadowed by deny[0], which already matches everything it matches (expected: remove it, or place it before deny[0])");
+    }
+
+    @Test
     void errorsNeverEchoTheTokenHash() {
         List<String> errors = errors("version: 1\nextensions:\n  a:\n    auth: {token_sha256: \"" + TOKEN_SHA + "z\"}\n");
         assertThat(errors).singleElement().asString().doesNotContain(TOKEN_SHA);
