@@ -6,11 +6,24 @@ import dev.sluice.rules.policy.PolicyLoader;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Parameters;
 
 /** {@code sluice check FILE}: validates a policy; prints every error as file:line:column; exit 1 on any. */
 @Command(name = "check", description = "Validate a policy file.")
 final class CheckCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    private java.io.PrintWriter out() {
+        return spec.commandLine().getOut();
+    }
+
+    private java.io.PrintWriter err() {
+        return spec.commandLine().getErr();
+    }
 
     @Parameters(index = "0", paramLabel = "FILE", description = "The policy file to check.")
     Path file;
@@ -19,11 +32,11 @@ final class CheckCommand implements Callable<Integer> {
     public Integer call() {
         try {
             Policy policy = PolicyLoader.load(file);
-            System.out.println(file + ": ok (" + policy.extensions().size() + " extensions, sha256 "
+            out().println(file + ": ok (" + policy.extensions().size() + " extensions, sha256 "
                     + policy.sha256Hex() + ")");
             return 0;
         } catch (PolicyException e) {
-            e.errors().forEach(error -> System.out.println(error));
+            e.errors().forEach(error -> out().println(error));
             return 1;
         }
     }

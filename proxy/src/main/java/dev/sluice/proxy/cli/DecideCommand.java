@@ -23,6 +23,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -36,6 +38,17 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "decide", description = "Explain what the policy would do with a request.")
 final class DecideCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    private java.io.PrintWriter out() {
+        return spec.commandLine().getOut();
+    }
+
+    private java.io.PrintWriter err() {
+        return spec.commandLine().getErr();
+    }
 
     @Mixin
     CommonOptions common;
@@ -57,12 +70,12 @@ final class DecideCommand implements Callable<Integer> {
         try {
             policy = common.loadPolicy();
         } catch (PolicyException e) {
-            e.errors().forEach(error -> System.err.println(error));
+            e.errors().forEach(error -> err().println(error));
             return 1;
         }
         Optional<Extension> ext = policy.extension(extension);
         if (ext.isEmpty()) {
-            System.err.println("sluice: no extension named \"" + extension + "\" in " + policy.source());
+            err().println("sluice: no extension named \"" + extension + "\" in " + policy.source());
             return 2;
         }
         Target parsed;
@@ -82,14 +95,14 @@ final class DecideCommand implements Callable<Integer> {
                 parsed = TargetParser.parseAuthority(target);
             }
         } catch (MalformedTargetException e) {
-            System.err.println("sluice: malformed_target: " + e.getMessage());
+            err().println("sluice: malformed_target: " + e.getMessage());
             return 2;
         }
         Decision decision = Decider.decide(policy, ext.get(), parsed, request);
-        System.out.println("extension: " + extension);
-        System.out.println("target:    " + parsed.authority() + (request == null ? " (CONNECT)"
+        out().println("extension: " + extension);
+        out().println("target:    " + parsed.authority() + (request == null ? " (CONNECT)"
                 : " " + request.method() + " " + request.path()));
-        System.out.println("name:      " + decision.verdict().label() + " " + decision.reasonText()
+        out().println("name:      " + decision.verdict().label() + " " + decision.reasonText()
                 + " rule=" + decision.ruleId());
         if (!decision.permits()) {
             return 3;
@@ -103,7 +116,7 @@ final class DecideCommand implements Callable<Integer> {
             try {
                 answers.addAll(Arrays.asList(InetAddress.getAllByName(parsed.host())));
             } catch (UnknownHostException e) {
-                System.out.println("resolve:   no answer (dns_failure)");
+                out().println("resolve:   no answer (dns_failure)");
             }
         }
         List<InetSocketAddress> listeners = new ArrayList<>();
@@ -114,11 +127,11 @@ final class DecideCommand implements Callable<Integer> {
         AddressDecision checked = Decider.checkAddresses(policy, decision, parsed, answers,
                 new SelfEndpoints(listeners, Set.of()));
         for (AddressDecision.ClassifiedAddress answer : checked.answers()) {
-            System.out.println("address:   " + answer.address().getHostAddress() + " " + answer.addressClass().label()
+            out().println("address:   " + answer.address().getHostAddress() + " " + answer.addressClass().label()
                     + (answer.optedIn() ? " (network.allow_private)" : ""));
         }
         Decision last = checked.decision();
-        System.out.println("decision:  " + last.verdict().label() + " " + last.reasonText() + " rule=" + last.ruleId()
+        out().println("decision:  " + last.verdict().label() + " " + last.reasonText() + " rule=" + last.ruleId()
                 + (checked.dialAddress() == null ? "" : " dial=" + checked.dialAddress().getHostAddress()));
         return last.permits() ? 0 : 3;
     }

@@ -20,8 +20,19 @@ public final class SluiceCli {
         System.exit(execute(args));
     }
 
-    /** Runs the command line and returns its exit code (for tests). */
+    /** Runs the command line and returns its exit code. */
     public static int execute(String... args) {
         return new CommandLine(new SluiceCli()).execute(args);
+    }
+
+    /** Runs the command line with its output and error output sent to the given writers (for tests). */
+    public static int execute(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
+        CommandLine cli = new CommandLine(new SluiceCli());
+        cli.setOut(out);
+        cli.setErr(err);
+        int code = cli.execute(args);
+        out.flush();
+        err.flush();
+        return code;
     }
 }

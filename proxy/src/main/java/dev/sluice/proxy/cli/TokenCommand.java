@@ -8,6 +8,8 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -20,6 +22,17 @@ final class TokenCommand {
     @Command(name = "new", description = "Print a new token for an extension, and its token_sha256.")
     static final class New implements Callable<Integer> {
 
+        @Spec
+        CommandSpec spec;
+
+        private java.io.PrintWriter out() {
+            return spec.commandLine().getOut();
+        }
+
+        private java.io.PrintWriter err() {
+            return spec.commandLine().getErr();
+        }
+
         @Parameters(index = "0", paramLabel = "NAME", description = "The extension's name.")
         String name;
 
@@ -30,11 +43,11 @@ final class TokenCommand {
             String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
             String sha = HexFormat.of().formatHex(
                     MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
-            System.out.println("# token for extension \"" + name + "\" (shown once; Sluice stores only its hash)");
-            System.out.println("token: " + token);
-            System.out.println("# policy: extensions." + name + ".auth");
-            System.out.println("auth: { token_sha256: \"" + sha + "\" }");
-            System.out.println("# proxy URL: http://" + name + ":" + token + "@127.0.0.1:3128");
+            out().println("# token for extension \"" + name + "\" (shown once; Sluice stores only its hash)");
+            out().println("token: " + token);
+            out().println("# policy: extensions." + name + ".auth");
+            out().println("auth: { token_sha256: \"" + sha + "\" }");
+            out().println("# proxy URL: http://" + name + ":" + token + "@127.0.0.1:3128");
             return 0;
         }
     }
