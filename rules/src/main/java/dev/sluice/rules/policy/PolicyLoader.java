@@ -292,7 +292,8 @@ public final class PolicyLoader {
                         if (t == null) {
                             error(auth.loc(), path + ".auth.token_sha256: missing (expected: 64 hex digits, see `sluice token new`)");
                         } else {
-                            String hex = string(t, path + ".auth.token_sha256");
+                            // any scalar: an unquoted all-digit hash is read by YAML as a number
+                            String hex = t instanceof ScalarNode && !isNull(t) ? scalarText(t) : string(t, path + ".auth.token_sha256");
                             if (hex != null) {
                                 if (!HEX64.matcher(hex).matches()) {
                                     error(t.loc(), path + ".auth.token_sha256: " + hex.length()

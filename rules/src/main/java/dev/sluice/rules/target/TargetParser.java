@@ -356,14 +356,21 @@ public final class TargetParser {
         return port;
     }
 
+    /**
+     * Refuses spaces and control characters anywhere; outside a bare host (where IDNA input is allowed)
+     * also any non-ASCII character.
+     */
     private static void checkNoControlOrSpace(String s, String what) throws MalformedTargetException {
+        boolean bareHost = what.equals("host");
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c <= 0x20 || c == 0x7f || Character.isWhitespace(c) || Character.isISOControl(c)
-                    || Character.getType(c) == Character.FORMAT && !"host".equals(what)) {
+            if (c > 0x20 && c < 0x7f) {
+                continue;
+            }
+            if (c <= 0x20 || c == 0x7f || Character.isWhitespace(c) || Character.isISOControl(c)) {
                 throw new MalformedTargetException(what + ": contains a space or control character");
             }
-            if (c > 0x7e && !"host".equals(what)) {
+            if (!bareHost) {
                 throw new MalformedTargetException(what + ": contains a non-ASCII character (expected: IDNA A-labels)");
             }
         }

@@ -387,6 +387,13 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void unquotedAllDigitTokenHash() throws Exception {
+        String digits = "1234567890".repeat(6) + "1234";
+        Policy p = PolicyLoader.parse("version: 1\nextensions:\n  a:\n    auth: {token_sha256: " + digits + "}\n", "p.yaml");
+        assertThat(p.extension("a").orElseThrow().tokenSha256()).isEqualTo(HexFormat.of().parseHex(digits));
+    }
+
+    @Test
     void errorsNeverEchoTheTokenHash() {
         List<String> errors = errors("version: 1\nextensions:\n  a:\n    auth: {token_sha256: \"" + TOKEN_SHA + "z\"}\n");
         assertThat(errors).singleElement().asString().doesNotContain(TOKEN_SHA);
