@@ -8,10 +8,12 @@ import dev.sluice.rules.policy.PolicyException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code sluice run}: loads the policy (Sluice never starts without one that loaded), opens the audit
@@ -24,6 +26,10 @@ final class RunCommand implements Callable<Integer> {
 
     @Mixin
     CommonOptions common;
+
+    @Option(names = "--shutdown-grace-seconds", paramLabel = "SECONDS", defaultValue = "30",
+            description = "On SIGTERM, how long exchanges and tunnels in flight may finish. Default: ${DEFAULT-VALUE}.")
+    long shutdownGraceSeconds;
 
     @Override
     public Integer call() throws Exception {
@@ -40,15 +46,14 @@ final class RunCommand implements Callable<Integer> {
         AuditLog auditLog = AuditLog.open(auditPath);
         SluiceServer server;
         try {
-            server = SluiceServer.start(policy, auditLog, Clock.systemUTC(), 0);
+            server = SluiceServer.start(policy, common.policy, auditLog, Clock.systemUTC(), 0);
         } catch (Exception e) {
             auditLog.close();
             System.err.println("sluice: cannot start: " + e.getMessage());
             return 1;
         }
-        PolicyReloader reloader = null;
-        if (common.policy != null) {
-            reloader = new PolicyReloader(common.policy, server.policies());
+        PolicyReloader reloader = server.reloader();
+        if (reloader != null) {
             reloader.startWatching();
         }
         installHangupHandler(reloader);
@@ -58,13 +63,13 @@ final class RunCommand implements Callable<Integer> {
             if (watching != null) {
                 watching.close();
             }
-            server.close();
+            server.close(Duration.ofSeconds(shutdownGraceSeconds));
             auditLog.close();
             stopped.countDown();
         }, "sluice-shutdown"));
         System.err.println("sluice: explicit proxy on " + server.proxyAddress().getHostString() + ":"
-                + server.proxyAddress().getPort() + " (" + server.transportName() + "), policy "
-                + policy.source() + ", audit log " + auditPath);
+                + server.proxyAddress().getPort() + " (" + server.transportName() + "), admin on "
+                + server.adminAddress() + ", policy " + policy.source() + ", audit log " + auditPath);
         stopped.await();
         return 0;
     }

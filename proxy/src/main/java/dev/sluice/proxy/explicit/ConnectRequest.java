@@ -1,6 +1,7 @@
 package dev.sluice.proxy.explicit;
 
 import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.Target;
@@ -13,6 +14,8 @@ import dev.sluice.rules.target.Target;
  * @param decision the name decision
  * @param policy the snapshot that decided
  * @param audit the tunnel's audit record, emitted once when the tunnel closes
+ * @param traffic the byte counters of this tunnel's extension and destination
  */
-public record ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit) {
+public record ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit,
+                             TrafficMeter traffic) {
 }

@@ -8,10 +8,14 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Builds the pipeline of a connection accepted on the explicit listener, one handler per phase:
  * <pre>
+ *   idle     (IdleStateHandler: limits.idle_timeout over reads and writes)
+ *   header-deadline (HeaderDeadline: limits.header_timeout)
  *   decoder  (StrictRequestDecoder: HTTP/1.x request parsing, header limit)
  *   encoder  (HttpResponseEncoder)
  *   request  (ExplicitRequestHandler: identify, canonicalise, decide)
@@ -21,6 +25,10 @@ import io.netty.handler.codec.http.HttpResponseEncoder;
  */
 public final class ExplicitChannelInitializer extends ChannelInitializer<Channel> {
 
+    /** Pipeline name of the idle timeout ({@code limits.idle_timeout}, reads and writes both count). */
+    public static final String IDLE = "idle";
+    /** Pipeline name of the header timeout (removed when a CONNECT tunnel starts). */
+    public static final String HEADER_DEADLINE = "header-deadline";
     /** Pipeline name of the request decoder (removed when a CONNECT tunnel starts). */
     public static final String DECODER = "decoder";
     /** Pipeline name of the response encoder. */
@@ -52,10 +60,12 @@ public final class ExplicitChannelInitializer extends ChannelInitializer<Channel
                 .setMaxChunkSize(MAX_CHUNK_BYTES)
                 .setStrictLineParsing(true);
         ch.pipeline()
+                .addLast(IDLE, new IdleStateHandler(true, 0, 0, limits.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                .addLast(HEADER_DEADLINE, new HeaderDeadline(limits.headerTimeout().toMillis()))
                 .addLast(DECODER, new StrictRequestDecoder(config))
                 .addLast(ENCODER, new HttpResponseEncoder())
                 .addLast(REQUEST, new ExplicitRequestHandler(context))
                 .addLast(FORWARD, new HttpForwarder(context))
-                .addLast(CONNECT, new ConnectHandler(context, ENCODER, REQUEST, FORWARD));
+                .addLast(CONNECT, new ConnectHandler(context, HEADER_DEADLINE, ENCODER, REQUEST, FORWARD));
     }
 }

@@ -19,7 +19,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import dev.sluice.proxy.server.Draining;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultHttpRequest;
@@ -83,6 +85,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
     private boolean responseDoneEarly;
     private boolean closeAfterDiscard;
     private boolean inputShut;
+    private boolean draining;
+    private String boundExtension;
+
+    /** The {@code listener} label of this listener in audit records and metrics. */
+    static final String LISTENER = "explicit";
 
     public ExplicitRequestHandler(ProxyContext context) {
         this.context = context;
@@ -112,7 +119,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 boolean last = msg instanceof LastHttpContent;
                 ReferenceCountUtil.release(msg);
                 if (last) {
-                    state = closeAfterDiscard ? State.CLOSED : State.IDLE;
+                    if (closeAfterDiscard) {
+                        state = State.CLOSED;
+                    } else {
+                        idle(ctx);
+                        closeIfDrained(ctx);
+                    }
                 }
             }
             case FORWARDING -> {
@@ -121,7 +133,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 if (last) {
                     if (responseDoneEarly) {
                         responseDoneEarly = false;
-                        state = State.IDLE;
+                        idle(ctx);
+                        closeIfDrained(ctx);
                     } else if (state == State.FORWARDING) {
                         state = State.AWAITING_RESPONSE;
                     }
@@ -159,7 +172,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         if (state != State.AWAITING_RESPONSE) {
             return;
         }
-        state = State.IDLE;
+        idle(ctx);
         while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED) {
             process(ctx, queued.poll());
         }
@@ -173,9 +186,13 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
+        HeaderDeadline deadline = ctx.pipeline().get(HeaderDeadline.class);
+        if (deadline != null) {
+            deadline.headReceived();
+        }
         Policy policy = context.policies().current();
-        AuditEvent audit = new AuditEvent(context.auditLog(), context.clock())
-                .listener("explicit")
+        AuditEvent audit = new AuditEvent(context.audit(), context.clock())
+                .listener(LISTENER)
                 .client((InetSocketAddress) ctx.channel().remoteAddress());
 
         DecoderResult result = request.decoderResult();
@@ -223,6 +240,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         audit.extension(extension.get().name());
+        if (!bindConnection(extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
+            describeTargetForAudit(request, audit);
+            refuse(ctx, request, audit, Decision.deny(Reason.CONNECTION_LIMIT, "limits.max_connections_per_extension"),
+                    true, null);
+            return;
+        }
 
         boolean connect = HttpMethod.CONNECT.equals(request.method());
         Target target;
@@ -263,7 +286,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             // The tunnel phase first learns of the CONNECT; then, from here on the client speaks raw
             // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
             // the CONNECT header), untouched.
-            ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit));
+            ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit,
+                    context.metrics().traffic(policy, extension.get(), decision)));
             ctx.pipeline().remove(ExplicitChannelInitializer.DECODER);
             return;
         }
@@ -279,7 +303,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         state = State.FORWARDING;
         ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
-                HttpUtil.isKeepAlive(request)));
+                HttpUtil.isKeepAlive(request), context.metrics().traffic(policy, extension.get(), decision)));
     }
 
     /** Fills in the target of a request refused before its target mattered (best effort, for the record). */
@@ -296,6 +320,26 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         } catch (MalformedTargetException e) {
             // The record keeps no target; the refusal's reason does not depend on it.
         }
+    }
+
+    /**
+     * Binds this connection to {@code extension} for the per-extension connection cap; a connection
+     * whose requests change identity is moved to the new extension.
+     *
+     * @return false when the extension is at its cap
+     */
+    private boolean bindConnection(String extension, int max) {
+        if (extension.equals(boundExtension)) {
+            return true;
+        }
+        if (!context.connections().tryAcquire(extension, LISTENER, max)) {
+            return false;
+        }
+        if (boundExtension != null) {
+            context.connections().release(boundExtension, LISTENER);
+        }
+        boundExtension = extension;
+        return true;
     }
 
     private static String hostHeader(Target target, int defaultPort) {
@@ -357,6 +401,23 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof HeaderDeadline.HeaderTimeoutEvent) {
+            onHeaderTimeout(ctx);
+            return;
+        }
+        if (evt instanceof Draining && state != State.TUNNEL) {
+            draining = true;
+            ctx.fireUserEventTriggered(evt);
+            closeIfDrained(ctx);
+            return;
+        }
+        if (evt instanceof IdleStateEvent && state != State.TUNNEL) {
+            // Let the forwarding phase note it on the exchange's record, then close.
+            ctx.fireUserEventTriggered(evt);
+            state = State.CLOSED;
+            ctx.close();
+            return;
+        }
         if (evt instanceof ChannelInputShutdownEvent && state != State.TUNNEL) {
             // The client sent FIN: finish the exchange in progress (and any request already read),
             // then close.
@@ -367,15 +428,48 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         ctx.fireUserEventTriggered(evt);
     }
 
+    private void onHeaderTimeout(ChannelHandlerContext ctx) {
+        if (state != State.IDLE) {
+            return;
+        }
+        Policy policy = context.policies().current();
+        AuditEvent audit = new AuditEvent(context.audit(), context.clock())
+                .listener(LISTENER)
+                .client((InetSocketAddress) ctx.channel().remoteAddress())
+                .decision("deny")
+                .reason(Reason.HEADER_TIMEOUT.label())
+                .rule("limits.header_timeout")
+                .error("no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
+        if (boundExtension != null) {
+            audit.extension(boundExtension);
+        }
+        audit.emit();
+        state = State.CLOSED;
+        ctx.close();
+    }
+
     private void closeIfDrained(ChannelHandlerContext ctx) {
-        if (inputShut && queued.isEmpty() && (state == State.IDLE || state == State.DISCARDING)) {
+        if ((inputShut || draining) && queued.isEmpty() && (state == State.IDLE || state == State.DISCARDING)) {
             state = State.CLOSED;
             ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
     }
 
+    /** Waits for the next request head (re-arming the header timeout on its first byte). */
+    private void idle(ChannelHandlerContext ctx) {
+        state = State.IDLE;
+        HeaderDeadline deadline = ctx.pipeline().get(HeaderDeadline.class);
+        if (deadline != null) {
+            deadline.awaitNextHead();
+        }
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        if (boundExtension != null) {
+            context.connections().release(boundExtension, LISTENER);
+            boundExtension = null;
+        }
         releaseQueued();
         ctx.fireChannelInactive();
     }

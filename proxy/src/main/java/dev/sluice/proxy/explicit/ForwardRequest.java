@@ -1,6 +1,7 @@
 package dev.sluice.proxy.explicit;
 
 import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
@@ -17,7 +18,8 @@ import io.netty.handler.codec.http.HttpRequest;
  * @param policy the snapshot that decided; the dial uses the same one
  * @param audit this exchange's audit record, emitted once by the forwarder
  * @param downstreamKeepAlive whether the client wants the connection kept after this exchange
+ * @param traffic the byte counters of this exchange's extension and destination
  */
 public record ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy,
-                             AuditEvent audit, boolean downstreamKeepAlive) {
+                             AuditEvent audit, boolean downstreamKeepAlive, TrafficMeter traffic) {
 }

@@ -9,6 +9,8 @@ import dev.sluice.proxy.explicit.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.proxy.server.Draining;
+import io.netty.handler.timeout.IdleStateEvent;
 import dev.sluice.proxy.server.ProxyContext;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
@@ -108,7 +110,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         String authority = request.target().target().authority();
         if (upstream != null && upstream.isActive() && authority.equals(upstreamAuthority)
                 && request.policy() == upstreamPolicy) {
-            upstreamCounter.attach(request.audit());
+            upstreamCounter.attach(request.audit(), request.traffic());
             request.audit().peerAddress(peerAddress(upstream));
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             return;
@@ -117,7 +119,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         dialing = true;
         Reads.setAutoRead(ctx.channel(), false);
         ByteCounter counter = new ByteCounter();
-        counter.attach(request.audit());
+        counter.attach(request.audit(), request.traffic());
         Future<Dialed> dial = context.dialer().dial(ctx.channel().eventLoop(), request.policy(), request.decision(),
                 request.target().target(), new ChannelInitializer<Channel>() {
                     @Override
@@ -277,7 +279,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!upstreamKeepAlive || !requestComplete) {
             closeUpstream();
         } else if (upstreamCounter != null) {
-            upstreamCounter.attach(null);
+            upstreamCounter.attach(null, null);
         }
         if (closeDownstream) {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
@@ -383,6 +385,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         releasePending();
         closeUpstream();
         ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent && current != null) {
+            current.audit().error("idle_timeout");
+        } else if (evt instanceof Draining) {
+            // Shutting down: the response in progress (if its head is not out yet) says close.
+            closeDownstream = true;
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.sluice.proxy.server;
 
 import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.metrics.TrafficMeter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufHolder;
 import io.netty.channel.ChannelDuplexHandler;
@@ -9,25 +10,36 @@ import io.netty.channel.ChannelPromise;
 
 /**
  * Counts the bytes on the wire of an upstream channel, as they flow, into the audit record of the
- * exchange in progress: bytes written are {@code bytes.sent} (egress, toward the internet), bytes
- * read are {@code bytes.received} (ingress). Sits first in the upstream pipeline, so it counts exactly
+ * exchange in progress and into the extension's byte counters (so a long tunnel's counters grow
+ * before it closes): bytes written are {@code bytes.sent} (egress, toward the internet), bytes read
+ * are {@code bytes.received} (ingress). Sits first in the upstream pipeline, so it counts exactly
  * what crosses the socket (headers and framing included). Passes every message on untouched.
  */
 public final class ByteCounter extends ChannelDuplexHandler {
 
     private AuditEvent sink;
+    private TrafficMeter meter;
 
-    /** Directs the counts of the next bytes to {@code audit}; called on the channel's event loop. */
-    public void attach(AuditEvent audit) {
+    /**
+     * Directs the counts of the next bytes to {@code audit} and {@code meter} (either may be null);
+     * called on the channel's event loop.
+     */
+    public void attach(AuditEvent audit, TrafficMeter meter) {
         this.sink = audit;
+        this.meter = meter;
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         long n = size(msg);
         AuditEvent current = sink;
-        if (n > 0 && current != null) {
-            current.addBytesReceived(n);
+        if (n > 0) {
+            if (current != null) {
+                current.addBytesReceived(n);
+            }
+            if (meter != null) {
+                meter.ingress().increment(n);
+            }
         }
         ctx.fireChannelRead(msg);
     }
@@ -36,8 +48,13 @@ public final class ByteCounter extends ChannelDuplexHandler {
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         long n = size(msg);
         AuditEvent current = sink;
-        if (n > 0 && current != null) {
-            current.addBytesSent(n);
+        if (n > 0) {
+            if (current != null) {
+                current.addBytesSent(n);
+            }
+            if (meter != null) {
+                meter.egress().increment(n);
+            }
         }
         ctx.write(msg, promise);
     }

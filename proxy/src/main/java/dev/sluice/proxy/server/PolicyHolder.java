@@ -1,6 +1,8 @@
 package dev.sluice.proxy.server;
 
 import dev.sluice.rules.policy.Policy;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -11,19 +13,29 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class PolicyHolder {
 
-    private final AtomicReference<Policy> current;
+    private record Loaded(Policy policy, Instant at) {
+    }
 
-    public PolicyHolder(Policy initial) {
-        this.current = new AtomicReference<>(Objects.requireNonNull(initial, "initial"));
+    private final Clock clock;
+    private final AtomicReference<Loaded> current;
+
+    public PolicyHolder(Policy initial, Clock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.current = new AtomicReference<>(new Loaded(Objects.requireNonNull(initial, "initial"), clock.instant()));
     }
 
     /** Returns the running snapshot; never null. */
     public Policy current() {
-        return current.get();
+        return current.get().policy();
+    }
+
+    /** Returns when the running snapshot was put in place. */
+    public Instant loadedAt() {
+        return current.get().at();
     }
 
     /** Replaces the running snapshot with {@code next} (already fully loaded and validated). */
     public void swap(Policy next) {
-        current.set(Objects.requireNonNull(next, "next"));
+        current.set(new Loaded(Objects.requireNonNull(next, "next"), clock.instant()));
     }
 }

@@ -1,17 +1,22 @@
 package dev.sluice.proxy.server;
 
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.audit.AuditSink;
 import dev.sluice.proxy.dial.UpstreamDialer;
+import dev.sluice.proxy.metrics.SluiceMetrics;
 import java.time.Clock;
 
 /**
- * What every handler of one Sluice instance shares: the policy snapshot holder, the audit log, the
- * upstream dialer and the clock. One per running server; never static.
+ * What every handler of one Sluice instance shares. One per running server; never static.
  *
  * @param policies the running policy
- * @param auditLog where audit records go
+ * @param auditLog the audit writer (its health decides whether traffic may pass)
+ * @param audit where audit events are emitted: metrics, then the audit log
  * @param dialer resolves, checks and connects upstream
  * @param clock wall clock for audit timestamps
+ * @param metrics the metrics registry
+ * @param connections per-extension connection counts and caps
  */
-public record ProxyContext(PolicyHolder policies, AuditLog auditLog, UpstreamDialer dialer, Clock clock) {
+public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
+                           Clock clock, SluiceMetrics metrics, ConnectionLimits connections) {
 }

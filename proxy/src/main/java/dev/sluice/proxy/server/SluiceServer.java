@@ -1,22 +1,34 @@
 package dev.sluice.proxy.server;
 
+import dev.sluice.proxy.admin.AdminChannelInitializer;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
+import dev.sluice.proxy.metrics.MeteredAuditSink;
+import dev.sluice.proxy.metrics.MetricNames;
+import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.rules.decision.SelfEndpoints;
 import dev.sluice.rules.policy.ListenSettings;
 import dev.sluice.rules.policy.Policy;
+import io.micrometer.core.instrument.Tags;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -29,76 +41,103 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running Sluice: the event loops, the explicit listener, the policy holder, the dialer. Start it
- * with {@link #start}, stop it with {@link #close()} (which closes every connection; the caller closes
- * the audit log afterwards so that the records of those connections are flushed).
+ * One running Sluice: the event loops, the explicit and admin listeners, the policy holder (and its
+ * reloader when the policy came from a file), the dialer, the metrics. Start it with {@link #start},
+ * stop it with {@link #close(Duration)}; the caller closes the audit log afterwards so that the
+ * records of the last connections are flushed.
  */
 public final class SluiceServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SluiceServer.class);
 
-    /** How long {@link #close()} waits for the event loops to finish, in milliseconds. */
-    static final long SHUTDOWN_TIMEOUT_MILLIS = 5_000;
+    /** How long {@link #close(Duration)} waits for the event loops to stop, in milliseconds. */
+    static final long LOOP_SHUTDOWN_MILLIS = 5_000;
 
     private final Transport transport;
     private final EventLoopGroup group;
     private final PolicyHolder policies;
+    private final PolicyReloader reloader;
+    private final AuditLog auditLog;
     private final UpstreamDialer dialer;
+    private final SluiceMetrics metrics;
     private final ProxyContext context;
+    private final ChannelGroup downstream = new DefaultChannelGroup("sluice-downstream", GlobalEventExecutor.INSTANCE);
     private final AtomicReference<SelfEndpoints> self = new AtomicReference<>(
             new SelfEndpoints(List.of(), Set.of()));
     private final List<Channel> listeners = new ArrayList<>();
     private InetSocketAddress proxyAddress;
+    private InetSocketAddress adminAddress;
+    private volatile boolean ready;
+    private boolean closed;
 
-    private SluiceServer(Policy policy, AuditLog auditLog, Clock clock, int ioThreads) {
+    private SluiceServer(Policy policy, Path policyFile, AuditLog auditLog, Clock clock, int ioThreads) {
         this.transport = Transport.detect();
         this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
                 transport.ioHandlerFactory());
-        this.policies = new PolicyHolder(policy);
+        this.policies = new PolicyHolder(policy, clock);
+        this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
+        this.auditLog = auditLog;
         this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
-        this.context = new ProxyContext(policies, auditLog, dialer, clock);
+        this.metrics = new SluiceMetrics();
+        this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, auditLog), dialer, clock,
+                metrics, new ConnectionLimits(metrics));
+        metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
+        if (reloader != null) {
+            metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
+                    PolicyReloader::reloadsOk);
+            metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "error"), reloader,
+                    PolicyReloader::reloadErrors);
+        }
     }
 
     /**
-     * Starts Sluice on {@code policy}: binds the explicit listener at {@code listen.proxy} (port 0
-     * binds an ephemeral port; see {@link #proxyAddress()}).
+     * Starts Sluice on {@code policy}: binds the explicit listener at {@code listen.proxy} and the admin
+     * listener at {@code listen.admin} (port 0 binds an ephemeral port; see {@link #proxyAddress()}).
      *
+     * @param policyFile the file {@code policy} was loaded from, for reloads; null for the embedded policy
      * @param ioThreads event loop threads; 0 means Netty's default (2 × cores)
      * @throws Exception when a listener cannot be bound (the server is closed again)
      */
-    public static SluiceServer start(Policy policy, AuditLog auditLog, Clock clock, int ioThreads) throws Exception {
+    public static SluiceServer start(Policy policy, Path policyFile, AuditLog auditLog, Clock clock, int ioThreads)
+            throws Exception {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(auditLog, "auditLog");
-        SluiceServer server = new SluiceServer(policy, auditLog, Objects.requireNonNull(clock, "clock"), ioThreads);
+        SluiceServer server = new SluiceServer(policy, policyFile, auditLog, Objects.requireNonNull(clock, "clock"),
+                ioThreads);
         try {
             server.bind(policy.listen());
         } catch (Exception e) {
-            server.close();
+            server.close(Duration.ZERO);
             throw e;
         }
         return server;
     }
 
     private void bind(ListenSettings listen) throws Exception {
-        Channel explicit = new ServerBootstrap()
-                .group(group)
-                .channel(transport.serverChannel())
-                .option(ChannelOption.SO_BACKLOG, 1024)
-                .option(ChannelOption.SO_REUSEADDR, true)
+        ExplicitChannelInitializer explicitInit = new ExplicitChannelInitializer(context);
+        ChannelHandler tracked = new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                downstream.add(ch);
+                ch.pipeline().addLast(explicitInit);
+            }
+        };
+        Channel explicit = listener(tracked)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 // A client's FIN must not close the connection by itself: a CONNECT tunnel relays it.
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .childHandler(new ExplicitChannelInitializer(context))
-                .bind(listen.proxy())
-                .sync()
-                .channel();
+                .bind(listen.proxy()).sync().channel();
         listeners.add(explicit);
         proxyAddress = (InetSocketAddress) explicit.localAddress();
 
         List<InetSocketAddress> bound = new ArrayList<>();
         bound.add(proxyAddress);
         if (listen.admin() != null) {
-            bound.add(listen.admin());
+            Channel admin = listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason))
+                    .bind(listen.admin()).sync().channel();
+            listeners.add(admin);
+            adminAddress = (InetSocketAddress) admin.localAddress();
+            bound.add(adminAddress);
         }
         if (listen.transparent() != null) {
             bound.add(listen.transparent());
@@ -107,8 +146,31 @@ public final class SluiceServer implements AutoCloseable {
             bound.add(listen.dns());
         }
         self.set(new SelfEndpoints(bound, localAddresses()));
-        log.info("sluice listening: explicit={} transport={} policy={} sha256={}", proxyAddress, transport.name(),
-                policies.current().source(), policies.current().sha256Hex());
+        ready = true;
+        log.info("sluice listening: explicit={} admin={} transport={} policy={} sha256={}", proxyAddress,
+                adminAddress, transport.name(), policies.current().source(), policies.current().sha256Hex());
+    }
+
+    private ServerBootstrap listener(ChannelHandler childHandler) {
+        return new ServerBootstrap()
+                .group(group)
+                .channel(transport.serverChannel())
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childHandler(childHandler);
+    }
+
+    private String notReadyReason() {
+        if (!ready) {
+            return "listeners not bound";
+        }
+        if (closed) {
+            return "shutting down";
+        }
+        if (!auditLog.healthy()) {
+            return "audit log cannot write";
+        }
+        return null;
     }
 
     private static Set<InetAddress> localAddresses() {
@@ -128,9 +190,24 @@ public final class SluiceServer implements AutoCloseable {
         return proxyAddress;
     }
 
+    /** Returns the admin listener's bound address, or null when none is configured. */
+    public InetSocketAddress adminAddress() {
+        return adminAddress;
+    }
+
     /** Returns the holder of the running policy snapshot. */
     public PolicyHolder policies() {
         return policies;
+    }
+
+    /** Returns the reloader of the policy file, or null when running the embedded policy. */
+    public PolicyReloader reloader() {
+        return reloader;
+    }
+
+    /** Returns the metrics registry of this server. */
+    public SluiceMetrics metrics() {
+        return metrics;
     }
 
     /** Returns the transport in use ({@code epoll} or {@code nio}). */
@@ -138,18 +215,53 @@ public final class SluiceServer implements AutoCloseable {
         return transport.name();
     }
 
-    /**
-     * Stops accepting, closes every connection and stops the event loops, waiting up to
-     * {@value #SHUTDOWN_TIMEOUT_MILLIS} ms. Idempotent.
-     */
+    /** Stops at once: {@link #close(Duration)} with no grace. */
     @Override
     public void close() {
+        close(Duration.ZERO);
+    }
+
+    /**
+     * Graceful shutdown: stops accepting, closes idle connections, lets exchanges and tunnels in flight
+     * finish for up to {@code grace}, then closes whatever is left and stops the event loops. Every
+     * connection writes its audit record on the way. Idempotent.
+     *
+     * @param grace how long in-flight traffic may continue (zero: close at once)
+     */
+    public synchronized void close(Duration grace) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (reloader != null) {
+            reloader.close();
+        }
         for (Channel listener : listeners) {
             listener.close().awaitUninterruptibly();
         }
         listeners.clear();
+        if (!grace.isZero() && !downstream.isEmpty()) {
+            for (Channel ch : downstream) {
+                ch.pipeline().fireUserEventTriggered(Draining.INSTANCE);
+            }
+            long deadline = System.nanoTime() + grace.toNanos();
+            while (!downstream.isEmpty() && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            if (!downstream.isEmpty()) {
+                log.warn("shutdown: {} connection(s) still open after {} ms; closing them", downstream.size(),
+                        grace.toMillis());
+            }
+        }
+        downstream.close().awaitUninterruptibly(LOOP_SHUTDOWN_MILLIS);
         dialer.close();
-        group.shutdownGracefully(0, SHUTDOWN_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
-                .awaitUninterruptibly(SHUTDOWN_TIMEOUT_MILLIS + 1_000);
+        group.shutdownGracefully(0, LOOP_SHUTDOWN_MILLIS, TimeUnit.MILLISECONDS)
+                .awaitUninterruptibly(LOOP_SHUTDOWN_MILLIS + 1_000);
+        metrics.registry().close();
     }
 }

@@ -70,7 +70,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         request = connect;
         Reads.setAutoRead(ctx.channel(), false);
         ByteCounter counter = new ByteCounter();
-        counter.attach(connect.audit());
+        counter.attach(connect.audit(), connect.traffic());
         ChannelHandler init = new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
@@ -156,6 +156,13 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof io.netty.handler.timeout.IdleStateEvent) {
+            if (request != null) {
+                request.audit().error("idle_timeout");
+            }
+            ctx.close();
+            return;
+        }
         if (evt instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
             downstreamInputShut = true;
             if (request == null) {

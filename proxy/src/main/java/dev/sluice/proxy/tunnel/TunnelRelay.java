@@ -66,6 +66,11 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof io.netty.handler.timeout.IdleStateEvent) {
+            session.error("idle_timeout");
+            ctx.close();
+            return;
+        }
         if (evt instanceof ChannelInputShutdownEvent) {
             log.debug("tunnel channel {} input shut down", ctx.channel());
             boolean both = session.inputShutdown();

@@ -32,19 +32,17 @@ public final class SluiceFixture implements AutoCloseable {
     private final Path dataDir;
     private final AuditLog auditLog;
     private final SluiceServer server;
-    private final PolicyReloader reloader;
     private boolean closed;
 
     private SluiceFixture(Path dataDir, AuditLog auditLog, SluiceServer server) {
         this.dataDir = dataDir;
         this.auditLog = auditLog;
         this.server = server;
-        this.reloader = new PolicyReloader(dataDir.resolve("policy.yaml"), server.policies());
     }
 
     /** Returns the reloader of the fixture's policy file (not watching until {@code startWatching()}). */
     public PolicyReloader reloader() {
-        return reloader;
+        return server.reloader();
     }
 
     /** Replaces the policy file atomically (temp file + rename, as editors and config tools do). */
@@ -55,14 +53,21 @@ public final class SluiceFixture implements AutoCloseable {
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
-    /** Starts Sluice on {@code policyYaml} (it should bind {@code listen.proxy: 127.0.0.1:0} or a free port). */
+    /**
+     * Starts Sluice on {@code policyYaml} (it should bind {@code listen.proxy: 127.0.0.1:0} or a free
+     * port). A {@code listen} section without {@code admin} gets {@code admin: 127.0.0.1:0}, so that
+     * tests never collide on the default admin port.
+     */
     public static SluiceFixture start(String policyYaml) throws Exception {
+        if (policyYaml.contains("\nlisten:\n") && !policyYaml.contains("admin:")) {
+            policyYaml = policyYaml.replace("\nlisten:\n", "\nlisten:\n  admin: 127.0.0.1:0\n");
+        }
         Path dir = Files.createTempDirectory("sluice-test-");
         Path file = dir.resolve("policy.yaml");
         Files.writeString(file, policyYaml, StandardCharsets.UTF_8);
         Policy policy = PolicyLoader.load(file);
         AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
-        SluiceServer server = SluiceServer.start(policy, log, Clock.systemUTC(), 2);
+        SluiceServer server = SluiceServer.start(policy, file, log, Clock.systemUTC(), 2);
         return new SluiceFixture(dir, log, server);
     }
 
@@ -119,11 +124,19 @@ public final class SluiceFixture implements AutoCloseable {
         }
     }
 
+    /** Stops the server gracefully within {@code grace}, then flushes and closes the audit log. */
+    public void stop(java.time.Duration grace) {
+        if (!closed) {
+            closed = true;
+            server.close(grace);
+            auditLog.close();
+        }
+    }
+
     /** Stops the server (every connection writes its record), then flushes and closes the audit log. */
     public void stop() {
         if (!closed) {
             closed = true;
-            reloader.close();
             server.close();
             auditLog.close();
         }

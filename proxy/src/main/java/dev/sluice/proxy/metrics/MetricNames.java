@@ -1,0 +1,45 @@
+package dev.sluice.proxy.metrics;
+
+/**
+ * Every metric Sluice exports, in one place (design.md "Metrics"). Micrometer names use dots; the
+ * Prometheus registry renders them with underscores and unit suffixes, shown on the right.
+ */
+public final class MetricNames {
+
+    /** {@code sluice_egress_bytes_total{extension,destination}}: bytes sent toward the internet, counted as they flow. */
+    public static final String EGRESS_BYTES = "sluice.egress.bytes";
+    /** {@code sluice_ingress_bytes_total{extension,destination}}: bytes received back from the internet. */
+    public static final String INGRESS_BYTES = "sluice.ingress.bytes";
+    /** {@code sluice_requests_total{extension,decision,reason}}: one per audit record. */
+    public static final String REQUESTS = "sluice.requests";
+    /** {@code sluice_redactions_total{extension,detector}}. */
+    public static final String REDACTIONS = "sluice.redactions";
+    /** {@code sluice_pin_failures_total{host}}. */
+    public static final String PIN_FAILURES = "sluice.pin.failures";
+    /** {@code sluice_active_connections{extension,listener}}: downstream connections bound to an extension. */
+    public static final String ACTIVE_CONNECTIONS = "sluice.active.connections";
+    /** {@code sluice_request_duration_seconds}: duration of each audited exchange or tunnel. */
+    public static final String REQUEST_DURATION = "sluice.request.duration";
+    /** {@code sluice_policy_reloads_total{result}}: result is ok or error. */
+    public static final String POLICY_RELOADS = "sluice.policy.reloads";
+    /** {@code sluice_audit_write_failures_total}. */
+    public static final String AUDIT_WRITE_FAILURES = "sluice.audit.write.failures";
+
+    /** Tag keys. */
+    public static final String EXTENSION = "extension";
+    public static final String DESTINATION = "destination";
+    public static final String DECISION = "decision";
+    public static final String REASON = "reason";
+    public static final String LISTENER = "listener";
+    public static final String RESULT = "result";
+    public static final String DETECTOR = "detector";
+    public static final String HOST = "host";
+
+    /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
+    public static final String DENIED_DESTINATION = "denied";
+    /** The extension label when no extension was identified. */
+    public static final String UNKNOWN_EXTENSION = "unknown";
+
+    private MetricNames() {
+    }
+}
