@@ -240,7 +240,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         audit.extension(extension.get().name());
-        if (!bindConnection(extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
+        if (!bindConnection(ctx, extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
             describeTargetForAudit(request, audit);
             refuse(ctx, request, audit, Decision.deny(Reason.CONNECTION_LIMIT, "limits.max_connections_per_extension"),
                     true, null);
@@ -328,7 +328,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
      *
      * @return false when the extension is at its cap
      */
-    private boolean bindConnection(String extension, int max) {
+    private boolean bindConnection(ChannelHandlerContext ctx, String extension, int max) {
         if (extension.equals(boundExtension)) {
             return true;
         }
@@ -337,9 +337,20 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         if (boundExtension != null) {
             context.connections().release(boundExtension, LISTENER);
+        } else {
+            // Released when the connection closes, whichever phase owns it then (a tunnel outlives
+            // this handler).
+            ctx.channel().closeFuture().addListener(f -> unbind());
         }
         boundExtension = extension;
         return true;
+    }
+
+    private void unbind() {
+        if (boundExtension != null) {
+            context.connections().release(boundExtension, LISTENER);
+            boundExtension = null;
+        }
     }
 
     private static String hostHeader(Target target, int defaultPort) {
@@ -466,10 +477,6 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        if (boundExtension != null) {
-            context.connections().release(boundExtension, LISTENER);
-            boundExtension = null;
-        }
         releaseQueued();
         ctx.fireChannelInactive();
     }
