@@ -18,6 +18,7 @@ import java.util.Objects;
 import org.bouncycastle.asn1.DEROctetString;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
+import org.bouncycastle.asn1.x509.AuthorityKeyIdentifier;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
 import org.bouncycastle.asn1.x509.Extension;
@@ -25,6 +26,7 @@ import org.bouncycastle.asn1.x509.GeneralName;
 import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.asn1.x509.SubjectKeyIdentifier;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
@@ -58,7 +60,10 @@ public final class LeafIssuer {
     private final Duration validity;
     private final Clock clock;
     private final KeyPair leafKeys;
-    private final JcaX509ExtensionUtils extensions;
+    // Both identifiers are the same for every leaf; computed once, since JcaX509ExtensionUtils holds a
+    // MessageDigest and is not safe for concurrent use.
+    private final AuthorityKeyIdentifier authorityKeyId;
+    private final SubjectKeyIdentifier subjectKeyId;
     private final SecureRandom random = new SecureRandom();
 
     /** Creates an issuer with {@link #DEFAULT_VALIDITY} and the system clock. */
@@ -86,7 +91,9 @@ public final class LeafIssuer {
             KeyPairGenerator gen = KeyPairGenerator.getInstance("EC");
             gen.initialize(new ECGenParameterSpec("secp256r1"), random);
             this.leafKeys = gen.generateKeyPair();
-            this.extensions = new JcaX509ExtensionUtils();
+            JcaX509ExtensionUtils extensions = new JcaX509ExtensionUtils();
+            this.authorityKeyId = extensions.createAuthorityKeyIdentifier(ca.certificate());
+            this.subjectKeyId = extensions.createSubjectKeyIdentifier(leafKeys.getPublic());
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot generate an EC P-256 key pair", e);
         }
@@ -122,10 +129,8 @@ public final class LeafIssuer {
                     .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
                     .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
                     .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))
-                    .addExtension(Extension.authorityKeyIdentifier, false,
-                            extensions.createAuthorityKeyIdentifier(ca.certificate()))
-                    .addExtension(Extension.subjectKeyIdentifier, false,
-                            extensions.createSubjectKeyIdentifier(leafKeys.getPublic()));
+                    .addExtension(Extension.authorityKeyIdentifier, false, authorityKeyId)
+                    .addExtension(Extension.subjectKeyIdentifier, false, subjectKeyId);
             X509Certificate leaf = CertSupport.sign(builder, ca.privateKey());
             return new X509Certificate[] {leaf, ca.certificate()};
         } catch (IOException | CertificateException e) {

@@ -70,7 +70,7 @@ class LeafIssuerTest {
 
         byte[] aki = ASN1OctetString.getInstance(leaf.getExtensionValue(Extension.authorityKeyIdentifier.getId())).getOctets();
         byte[] caSki = ASN1OctetString.getInstance(ca.certificate().getExtensionValue(Extension.subjectKeyIdentifier.getId())).getOctets();
-        assertThat(AuthorityKeyIdentifier.getInstance(aki).getKeyIdentifier())
+        assertThat(AuthorityKeyIdentifier.getInstance(aki).getKeyIdentifierObject().getOctets())
                 .isEqualTo(SubjectKeyIdentifier.getInstance(caSki).getKeyIdentifier());
         assertThat(leaf.getExtensionValue(Extension.subjectKeyIdentifier.getId())).isNotNull();
     }
@@ -99,6 +99,30 @@ class LeafIssuerTest {
         assertThat(InetAddress.getByName((String) san.get(1))).isEqualTo(InetAddress.getByName("::1"));
         validate(v4, ca.certificate());
         validate(v6, ca.certificate());
+    }
+
+    @Test
+    void concurrentIssuanceProducesValidLeaves() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<X509Certificate[]>> futures = new java.util.ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                String host = "p" + i + ".example";
+                futures.add(pool.submit(() -> issuer.issue(host)));
+            }
+            byte[] expectedAki = issuer.issue("ref.example")[0].getExtensionValue(Extension.authorityKeyIdentifier.getId());
+            java.util.Set<java.math.BigInteger> serials = new java.util.HashSet<>();
+            for (int i = 0; i < futures.size(); i++) {
+                X509Certificate leaf = futures.get(i).get()[0];
+                assertThat(leaf.getSubjectAlternativeNames()).containsExactly(List.of(2, "p" + i + ".example"));
+                assertThat(leaf.getExtensionValue(Extension.authorityKeyIdentifier.getId())).isEqualTo(expectedAki);
+                validate(leaf, ca.certificate());
+                serials.add(leaf.getSerialNumber());
+            }
+            assertThat(serials).hasSize(200);
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test

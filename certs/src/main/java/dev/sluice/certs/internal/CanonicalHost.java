@@ -23,7 +23,14 @@ import java.util.Objects;
 public record CanonicalHost(String text, Kind kind, byte[] address) {
 
     /** The three forms of a host. */
-    public enum Kind { DNS, IPV4, IPV6 }
+    public enum Kind {
+        /** A DNS name. */
+        DNS,
+        /** An IPv4 literal. */
+        IPV4,
+        /** An IPv6 literal. */
+        IPV6
+    }
 
     private static final int MAX_NAME = 253;
     private static final int MAX_LABEL = 63;
