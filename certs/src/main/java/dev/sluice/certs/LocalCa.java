@@ -26,7 +26,6 @@ import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
-import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Set;
@@ -73,7 +72,7 @@ public final class LocalCa {
     public static final Duration VALIDITY = Duration.ofDays(3650);
 
     private static final Duration BACKDATE = Duration.ofHours(1);
-    private static final Set<PosixFilePermission> GROUP_OR_OTHERS = EnumSet.of(
+    private static final Set<PosixFilePermission> GROUP_OR_OTHERS = Set.of(
             PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
             PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 

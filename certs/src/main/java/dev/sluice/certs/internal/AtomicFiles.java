@@ -25,11 +25,11 @@ import java.util.Set;
 public final class AtomicFiles {
 
     /** {@code rw-------}: private keys. */
-    public static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+    public static final Set<PosixFilePermission> OWNER_ONLY = Set.copyOf(PosixFilePermissions.fromString("rw-------"));
     /** {@code rw-r--r--}: public material (certificates, pins). */
-    public static final Set<PosixFilePermission> PUBLIC_READ = PosixFilePermissions.fromString("rw-r--r--");
+    public static final Set<PosixFilePermission> PUBLIC_READ = Set.copyOf(PosixFilePermissions.fromString("rw-r--r--"));
     /** {@code rwx------}: the data directory and its subdirectories. */
-    public static final Set<PosixFilePermission> DIR_OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+    public static final Set<PosixFilePermission> DIR_OWNER_ONLY = Set.copyOf(PosixFilePermissions.fromString("rwx------"));
 
     private AtomicFiles() {
     }
