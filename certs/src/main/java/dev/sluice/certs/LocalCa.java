@@ -302,7 +302,8 @@ public final class LocalCa {
             throw new CaException(keyFile + ": cannot read: " + e.getMessage(), e);
         } catch (IllegalArgumentException | GeneralSecurityException e) {
             throw new CaException(keyFile + ": not an unencrypted PKCS #8 PEM private key ("
-                    + e.getMessage() + ")", e);
+                    + e.getMessage() + "; convert an 'EC PRIVATE KEY' or 'RSA PRIVATE KEY' with "
+                    + "'openssl pkcs8 -topk8 -nocrypt')", e);
         }
     }
 

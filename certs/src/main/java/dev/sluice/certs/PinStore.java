@@ -125,6 +125,11 @@ public final class PinStore {
                     continue; // a temporary file of a writer, or left by a crash
                 }
                 String host = name.substring(0, name.length() - SUFFIX.length()).replace("%3A", ":");
+                try {
+                    CanonicalHost.of(host);
+                } catch (IllegalArgumentException e) {
+                    throw new IOException(f + ": not the record of a canonical host: " + e.getMessage(), e);
+                }
                 Optional<PinRecord> r = read(host);
                 r.ifPresent(rec -> out.put(rec.host(), rec));
             }

@@ -121,6 +121,15 @@ class LocalCaTest {
     }
 
     @Test
+    void refusesASec1KeyWithAConversionHint() throws Exception {
+        LocalCa.create(dir);
+        Files.writeString(dir.resolve(LocalCa.KEY_FILE), "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n");
+        assertThatThrownBy(() -> LocalCa.load(dir))
+                .isInstanceOf(CaException.class)
+                .hasMessageContaining("openssl pkcs8 -topk8 -nocrypt");
+    }
+
+    @Test
     void loadWithoutCaSaysHowToCreateOne() {
         assertThatThrownBy(() -> LocalCa.load(dir))
                 .isInstanceOf(CaException.class)

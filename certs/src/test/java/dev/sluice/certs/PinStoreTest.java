@@ -146,6 +146,13 @@ class PinStoreTest {
     }
 
     @Test
+    void allRejectsAFileThatIsNotACanonicalHost() throws Exception {
+        PinStore store = PinStore.open(dir);
+        Files.writeString(dir.resolve("pins").resolve("Upper.example.json"), "{}");
+        assertThatThrownBy(store::all).isInstanceOf(IOException.class).hasMessageContaining("Upper.example.json");
+    }
+
+    @Test
     void rejectsBadHostsAndPins() throws Exception {
         PinStore store = PinStore.open(dir);
         assertThatThrownBy(() -> store.pinsFor("../ca.key")).isInstanceOf(IllegalArgumentException.class);
