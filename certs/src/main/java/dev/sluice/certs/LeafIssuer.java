@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.Objects;
+import org.bouncycastle.asn1.ASN1OctetString;
 import org.bouncycastle.asn1.DEROctetString;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
@@ -41,7 +42,7 @@ import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
  * before issuance (clock skew) until {@code validity} after it but never past the CA's own notAfter;
  * extensions: subjectAltName with one dNSName (a name) or iPAddress (an IPv4 or IPv6 literal, 4 or 16
  * octets), basicConstraints {@code CA:false} (critical), keyUsage {@code digitalSignature} (critical),
- * extKeyUsage {@code serverAuth}, authorityKeyIdentifier (the CA's subjectKeyIdentifier),
+ * extKeyUsage {@code serverAuth}, authorityKeyIdentifier (keyIdentifier only: the CA's subjectKeyIdentifier),
  * subjectKeyIdentifier. Clients match the SAN (RFC 9525 / RFC 6125); the CN is only a label.
  *
  * <p>Issuance is CPU work (one ECDSA signature, about a millisecond or less): call it off any event loop, or
@@ -92,7 +93,7 @@ public final class LeafIssuer {
             gen.initialize(new ECGenParameterSpec("secp256r1"), random);
             this.leafKeys = gen.generateKeyPair();
             JcaX509ExtensionUtils extensions = new JcaX509ExtensionUtils();
-            this.authorityKeyId = extensions.createAuthorityKeyIdentifier(ca.certificate());
+            this.authorityKeyId = new AuthorityKeyIdentifier(caKeyIdentifier(ca.certificate(), extensions));
             this.subjectKeyId = extensions.createSubjectKeyIdentifier(leafKeys.getPublic());
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot generate an EC P-256 key pair", e);
@@ -136,6 +137,19 @@ public final class LeafIssuer {
         } catch (IOException | CertificateException e) {
             throw new IllegalStateException("cannot issue a leaf for " + host, e);
         }
+    }
+
+    /**
+     * Returns the CA's subjectKeyIdentifier, or computes one (RFC 5280 section 4.2.1.2 method 1) for a
+     * loaded CA without it. The AKI then holds only this keyIdentifier, not issuer name and serial (as
+     * the CA/Browser Forum baseline requires of subscriber certificates).
+     */
+    private static byte[] caKeyIdentifier(X509Certificate caCert, JcaX509ExtensionUtils extensions) {
+        byte[] ext = caCert.getExtensionValue(Extension.subjectKeyIdentifier.getId());
+        if (ext != null) {
+            return SubjectKeyIdentifier.getInstance(ASN1OctetString.getInstance(ext).getOctets()).getKeyIdentifier();
+        }
+        return extensions.createSubjectKeyIdentifier(caCert.getPublicKey()).getKeyIdentifier();
     }
 
     /** Returns the private key shared by every leaf this issuer signs. */

@@ -72,6 +72,8 @@ class LeafIssuerTest {
         byte[] caSki = ASN1OctetString.getInstance(ca.certificate().getExtensionValue(Extension.subjectKeyIdentifier.getId())).getOctets();
         assertThat(AuthorityKeyIdentifier.getInstance(aki).getKeyIdentifierObject().getOctets())
                 .isEqualTo(SubjectKeyIdentifier.getInstance(caSki).getKeyIdentifier());
+        assertThat(AuthorityKeyIdentifier.getInstance(aki).getAuthorityCertIssuer()).isNull();
+        assertThat(AuthorityKeyIdentifier.getInstance(aki).getAuthorityCertSerialNumber()).isNull();
         assertThat(leaf.getExtensionValue(Extension.subjectKeyIdentifier.getId())).isNotNull();
     }
 
