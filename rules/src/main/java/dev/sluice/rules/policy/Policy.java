@@ -22,13 +22,36 @@ import java.util.Optional;
  * @param auditPath the audit log file, relative paths resolved against the data dir by the caller
  * @param source where it came from (a file path, or {@code embedded:default-policy.yaml})
  * @param sha256Hex the SHA-256 of the file's bytes, lowercase hex
+ * @param inspect hosts whose TLS Sluice terminates, by canonical host pattern ({@code inspect} section)
+ * @param tls the {@code tls} section
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
-                     ListenSettings listen, Limits limits, Path auditPath, String source, String sha256Hex) {
+                     ListenSettings listen, Limits limits, Path auditPath, String source, String sha256Hex,
+                     Map<String, InspectedHost> inspect, TlsSettings tls) {
 
     public Policy {
         extensions = Map.copyOf(extensions);
+        inspect = Map.copyOf(inspect);
         globalDeny = RuleList.copyOf(globalDeny);
+    }
+
+    /**
+     * Returns the {@code inspect} entry for {@code host} (canonical): an exact entry first, then the
+     * {@code *.suffix} entry of the nearest parent domain; empty when Sluice does not terminate TLS
+     * for that host.
+     */
+    public Optional<InspectedHost> inspected(String host) {
+        InspectedHost exact = inspect.get(host);
+        if (exact != null || inspect.isEmpty()) {
+            return Optional.ofNullable(exact);
+        }
+        for (int dot = host.indexOf('.'); dot >= 0; dot = host.indexOf('.', dot + 1)) {
+            InspectedHost wildcard = inspect.get("*" + host.substring(dot));
+            if (wildcard != null) {
+                return Optional.of(wildcard);
+            }
+        }
+        return Optional.empty();
     }
 
     /** Returns the extension named {@code name}. */

@@ -62,8 +62,11 @@ public final class PolicyLoader {
     public static final String EMBEDDED_SOURCE = "embedded:default-policy.yaml";
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
-            "network", "listen", "limits", "audit");
-    private static final Set<String> TOP_UNSUPPORTED = orderedSet("inspect", "redaction", "tls");
+            "network", "listen", "limits", "audit", "inspect", "tls");
+    private static final Set<String> TOP_UNSUPPORTED = orderedSet("redaction");
+    private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
+    private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
+    private static final Pattern PIN = Pattern.compile("sha256/[A-Za-z0-9+/]{43}=");
     private static final Set<String> EXTENSION_KEYS = orderedSet("auth", "sources", "allow", "deny", "groups");
     private static final Set<String> AUTH_KEYS = orderedSet("token_sha256");
     private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths");
@@ -229,10 +232,13 @@ public final class PolicyLoader {
             ListenSettings listen = listen(value(top, "listen"));
             Limits limits = limits(value(top, "limits"));
             Path auditPath = audit(value(top, "audit"));
+            Map<String, InspectedHost> inspect = inspect(value(top, "inspect"));
+            TlsSettings tls = tls(value(top, "tls"));
             if (!errors.isEmpty()) {
                 return null;
             }
-            return new Policy(mode, extensions, globalDeny, network, listen, limits, auditPath, source, sha256Hex);
+            return new Policy(mode, extensions, globalDeny, network, listen, limits, auditPath, source, sha256Hex,
+                    inspect, tls);
         }
 
         // ---- sections ----
@@ -481,6 +487,108 @@ public final class PolicyLoader {
                 }
             }
             return path;
+        }
+
+        Map<String, InspectedHost> inspect(Node node) {
+            Map<String, InspectedHost> hosts = new LinkedHashMap<>();
+            if (node == null || isNull(node)) {
+                return hosts;
+            }
+            MapNode m = map(node, "inspect");
+            if (m == null) {
+                return hosts;
+            }
+            for (YamlTree.Entry e : m.entries().values()) {
+                String path = "inspect." + e.key();
+                String host = hostPattern(new ScalarNode(e.keyLoc(), JsonToken.VALUE_STRING, e.key()), path);
+                InspectedHost.PinKind kind = InspectedHost.PinKind.NONE;
+                List<String> pins = new ArrayList<>();
+                boolean report = false;
+                boolean redact = true;
+                if (!isNull(e.value())) {
+                    MapNode entry = map(e.value(), path);
+                    if (entry == null) {
+                        continue;
+                    }
+                    checkKeys(entry, path + ".", INSPECT_KEYS, Set.of());
+                    Node pinsNode = value(entry, "pins");
+                    if (pinsNode != null && !isNull(pinsNode)) {
+                        if (pinsNode instanceof ScalarNode scalar && "tofu".equals(scalar.text())) {
+                            kind = InspectedHost.PinKind.TOFU;
+                        } else if (pinsNode instanceof ListNode list) {
+                            kind = InspectedHost.PinKind.EXPLICIT;
+                            for (int i = 0; i < list.items().size(); i++) {
+                                String pin = string(list.items().get(i), path + ".pins[" + i + "]");
+                                if (pin != null && !PIN.matcher(pin).matches()) {
+                                    error(list.items().get(i).loc(), path + ".pins[" + i + "]: " + pin
+                                            + " (expected: sha256/ followed by the base64 of 32 bytes)");
+                                } else if (pin != null) {
+                                    pins.add(pin);
+                                }
+                            }
+                            if (list.items().isEmpty()) {
+                                error(pinsNode.loc(), path + ".pins: empty (expected: tofu, or a list of sha256/ pins)");
+                            }
+                        } else {
+                            error(pinsNode.loc(), path + ".pins: " + show(pinsNode)
+                                    + " (expected: tofu, or a list of sha256/ pins)");
+                        }
+                    }
+                    Node mode = value(entry, "pin_mode");
+                    if (mode != null) {
+                        String text = string(mode, path + ".pin_mode");
+                        if ("report".equals(text)) {
+                            report = true;
+                        } else if (text != null && !"enforce".equals(text)) {
+                            error(mode.loc(), path + ".pin_mode: " + text + " (expected: enforce or report)");
+                        }
+                    }
+                    Node redactNode = value(entry, "redact");
+                    if (redactNode != null) {
+                        if (redactNode instanceof ScalarNode scalar
+                                && (scalar.token() == JsonToken.VALUE_TRUE || scalar.token() == JsonToken.VALUE_FALSE)) {
+                            redact = scalar.token() == JsonToken.VALUE_TRUE;
+                        } else {
+                            error(redactNode.loc(), path + ".redact: " + show(redactNode) + " (expected: true or false)");
+                        }
+                    }
+                }
+                if (host != null) {
+                    hosts.put(host, new InspectedHost(host, kind, pins, report, redact));
+                }
+            }
+            return hosts;
+        }
+
+        TlsSettings tls(Node node) {
+            if (node == null || isNull(node)) {
+                return TlsSettings.NONE;
+            }
+            MapNode m = map(node, "tls");
+            if (m == null) {
+                return TlsSettings.NONE;
+            }
+            checkKeys(m, "tls.", TLS_KEYS, Set.of());
+            List<Path> files = new ArrayList<>();
+            Node extra = value(m, "extra_trust");
+            if (extra != null && !isNull(extra)) {
+                ListNode list = list(extra, "tls.extra_trust");
+                if (list != null) {
+                    for (int i = 0; i < list.items().size(); i++) {
+                        String text = string(list.items().get(i), "tls.extra_trust[" + i + "]");
+                        if (text == null) {
+                            continue;
+                        }
+                        try {
+                            files.add(Path.of(text));
+                        } catch (InvalidPathException ex) {
+                            error(list.items().get(i).loc(), "tls.extra_trust[" + i + "]: " + text
+                                    + " (expected: a PEM file path)");
+                        }
+                    }
+                }
+            }
+            return new TlsSettings(files);
         }
 
         // ---- rules ----

@@ -244,7 +244,7 @@ class PolicyLoaderTest {
                   idle_timeout: 120
                   max_inspected_body: 32MB
                 inspect:
-                  api.anthropic.com: { redact: true }
+                  api.anthropic.com: { pin_mode: loose }
                 """);
         assertThat(errors).containsExactly(
                 "p.yaml:2:7: mode: loud (expected: enforce or report)",
@@ -261,7 +261,7 @@ class PolicyLoaderTest {
                 "p.yaml:17:14: extensions.github.groups[0]: nope is not defined (expected one of: none defined under groups)",
                 "p.yaml:19:17: limits.idle_timeout: 120 (expected: a duration such as 15s, 500ms, 2m, 1h)",
                 "p.yaml:20:23: limits.max_inspected_body: 32MB (expected: bytes, or a size such as 64KiB, 32MiB, 1GiB)",
-                "p.yaml:21:1: inspect: not supported by this build yet");
+                "p.yaml:22:34: inspect.api.anthropic.com.pin_mode: loose (expected: enforce or report)");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -269,9 +269,10 @@ class PolicyLoaderTest {
             missing version        | mode: enforce                                                     | p.yaml:1:1: version: missing (expected: 1)
             version 2              | version: 2                                                        | p.yaml:1:10: version: 2 (expected: 1)
             version as string      | version: "1"                                                      | p.yaml:1:10: version: 1 (expected: 1)
-            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit)
+            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls)
             redaction unsupported  | version: 1\\nredaction: {action: redact}                          | p.yaml:2:1: redaction: not supported by this build yet
-            tls unsupported        | version: 1\\ntls: {extra_trust: [a.pem]}                          | p.yaml:2:1: tls: not supported by this build yet
+            tls unknown key        | version: 1\\ntls: {extra: [a.pem]}                                | p.yaml:2:7: tls.extra: unknown key (expected one of: extra_trust)
+            bad pin                | version: 1\\ninspect: {a.test: {pins: [sha256/x]}}              | p.yaml:2:27: inspect.a.test.pins[0]: sha256/x (expected: sha256/ followed by the base64 of 32 bytes)
             transparent listener   | version: 1\\nlisten:\\n  transparent: 10.200.0.1:15001            | p.yaml:3:3: listen.transparent: not supported by this build yet (expected: null or absent)
             dns listener           | version: 1\\nlisten:\\n  dns: 10.200.0.1:53                       | p.yaml:3:3: listen.dns: not supported by this build yet (expected: null or absent)
             listen needs port      | version: 1\\nlisten:\\n  proxy: 127.0.0.1                         | p.yaml:3:10: listen.proxy: 127.0.0.1: missing port (expected: address:port, e.g. 127.0.0.1:3128 or [::1]:3128)
@@ -409,5 +410,33 @@ class PolicyLoaderTest {
         assertThat(Set.of(80, 443)).allSatisfy(port -> assertThat(
                 Decider.decide(p, p.extension("a").orElseThrow(), TargetParser.canonicalHost("a.com", port), null).verdict())
                 .isEqualTo(Verdict.ALLOW));
+    }
+
+    @org.junit.jupiter.api.Test
+    void inspectSectionWithTofuExplicitPinsAndWildcards() throws Exception {
+        Policy policy = PolicyLoader.parse("""
+                version: 1
+                inspect:
+                  API.Anthropic.com.: { pins: tofu, pin_mode: report }
+                  api.openai.com: { pins: ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="], redact: false }
+                  "*.openai.azure.com": {}
+                tls:
+                  extra_trust: [corp-root.pem]
+                """, "p.yaml");
+        assertThat(policy.inspected("api.anthropic.com")).get().satisfies(h -> {
+            assertThat(h.pinKind()).isEqualTo(InspectedHost.PinKind.TOFU);
+            assertThat(h.pinReportOnly()).isTrue();
+            assertThat(h.redact()).isTrue();
+        });
+        assertThat(policy.inspected("api.openai.com")).get().satisfies(h -> {
+            assertThat(h.pinKind()).isEqualTo(InspectedHost.PinKind.EXPLICIT);
+            assertThat(h.pins()).hasSize(1);
+            assertThat(h.redact()).isFalse();
+        });
+        assertThat(policy.inspected("res.openai.azure.com")).get()
+                .extracting(InspectedHost::pinKind).isEqualTo(InspectedHost.PinKind.NONE);
+        assertThat(policy.inspected("openai.azure.com")).isEmpty();
+        assertThat(policy.inspected("example.com")).isEmpty();
+        assertThat(policy.tls().extraTrust()).containsExactly(java.nio.file.Path.of("corp-root.pem"));
     }
 }
