@@ -46,7 +46,7 @@ final class RunCommand implements Callable<Integer> {
         AuditLog auditLog = AuditLog.open(auditPath);
         SluiceServer server;
         try {
-            server = SluiceServer.start(policy, common.policy, auditLog, Clock.systemUTC(), 0);
+            server = SluiceServer.start(policy, common.policy, common.dataDir, auditLog, Clock.systemUTC(), 0);
         } catch (Exception e) {
             auditLog.close();
             System.err.println("sluice: cannot start: " + e.getMessage());

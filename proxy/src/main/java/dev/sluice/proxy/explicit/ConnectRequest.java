@@ -15,7 +15,9 @@ import dev.sluice.rules.target.Target;
  * @param policy the snapshot that decided
  * @param audit the tunnel's audit record, emitted once when the tunnel closes
  * @param traffic the byte counters of this tunnel's extension and destination
+ * @param extension the name of the extension that asked
+ * @param listener the listener it came in on ({@code explicit} or {@code transparent})
  */
 public record ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit,
-                             TrafficMeter traffic) {
+                             TrafficMeter traffic, String extension, String listener) {
 }

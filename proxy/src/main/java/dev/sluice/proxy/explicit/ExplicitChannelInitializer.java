@@ -5,6 +5,7 @@ import dev.sluice.proxy.server.ProxyContext;
 import dev.sluice.proxy.tunnel.ConnectHandler;
 import dev.sluice.rules.policy.Limits;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpResponseEncoder;
@@ -51,14 +52,24 @@ public final class ExplicitChannelInitializer extends ChannelInitializer<Channel
         this.context = context;
     }
 
-    @Override
-    protected void initChannel(Channel ch) {
-        Limits limits = context.policies().current().limits();
-        HttpDecoderConfig config = new HttpDecoderConfig()
+    /** Returns the request decoder settings for {@code limits} (header block limit, chunk size). */
+    public static HttpDecoderConfig decoderConfig(Limits limits) {
+        return new HttpDecoderConfig()
                 .setMaxInitialLineLength(MAX_INITIAL_LINE_BYTES)
                 .setMaxHeaderSize(limits.maxHeaderBytes())
                 .setMaxChunkSize(MAX_CHUNK_BYTES)
                 .setStrictLineParsing(true);
+    }
+
+    /** Returns a new strict request decoder (Content-Length with Transfer-Encoding is refused). */
+    public static ChannelHandler newDecoder(HttpDecoderConfig config) {
+        return new StrictRequestDecoder(config);
+    }
+
+    @Override
+    protected void initChannel(Channel ch) {
+        Limits limits = context.policies().current().limits();
+        HttpDecoderConfig config = decoderConfig(limits);
         ch.pipeline()
                 .addLast(IDLE, new IdleStateHandler(true, 0, 0, limits.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
                 .addLast(HEADER_DEADLINE, new HeaderDeadline(limits.headerTimeout().toMillis()))

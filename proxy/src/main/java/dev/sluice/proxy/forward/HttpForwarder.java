@@ -8,7 +8,14 @@ import dev.sluice.proxy.explicit.ExplicitRequestHandler;
 import dev.sluice.proxy.explicit.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.certs.PinMismatchException;
+import dev.sluice.proxy.intercept.InterceptionTls;
+import dev.sluice.proxy.intercept.UpstreamTls;
 import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.rules.target.Target;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import javax.net.ssl.SSLException;
 import dev.sluice.proxy.server.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
 import dev.sluice.proxy.server.ProxyContext;
@@ -64,7 +71,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
 
     private final ProxyContext context;
+    private final UpstreamTls upstreamTls;
     private ChannelHandlerContext ctx;
+    private Throwable upstreamFailure;
+    private String upstreamPin;
 
     private Channel upstream;
     private ByteCounter upstreamCounter;
@@ -81,7 +91,39 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean closeDownstream;
 
     public HttpForwarder(ProxyContext context) {
+        this(context, null);
+    }
+
+    /**
+     * @param upstreamTls for requests inside an intercepted tunnel: how upstream connections speak
+     *                    TLS (PKIX, hostname, pins); null for plain HTTP
+     */
+    public HttpForwarder(ProxyContext context, UpstreamTls upstreamTls) {
         this.context = context;
+        this.upstreamTls = upstreamTls;
+    }
+
+    /**
+     * Takes over an upstream connection that was already dialled and checked (the CONNECT's), for the
+     * requests of an intercepted tunnel: adds TLS (when this forwarder has it), the HTTP codec and the
+     * response relay, and starts reading. Call on the event loop, before the first request.
+     */
+    public void adopt(Channel channel, ByteCounter counter, Target target, Policy policy) {
+        installUpstreamHandlers(channel, target);
+        upstream = channel;
+        upstreamCounter = counter;
+        upstreamAuthority = target.authority();
+        upstreamPolicy = policy;
+        upstreamFailure = null;
+        Reads.setAutoRead(channel, true);
+    }
+
+    private void installUpstreamHandlers(Channel ch, Target target) {
+        if (upstreamTls != null) {
+            ch.pipeline().addLast("tls", upstreamTls.newHandler(ch.alloc(), target.host(), target.port()));
+        }
+        ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
+        ch.pipeline().addLast("response", new UpstreamResponseHandler());
     }
 
     @Override
@@ -112,6 +154,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 && request.policy() == upstreamPolicy) {
             upstreamCounter.attach(request.audit(), request.traffic());
             request.audit().peerAddress(peerAddress(upstream));
+            if (upstreamPin != null) {
+                request.audit().pin(upstreamPin);
+            }
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             return;
         }
@@ -125,8 +170,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                     @Override
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast("bytes", counter);
-                        ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
-                        ch.pipeline().addLast("response", new UpstreamResponseHandler());
+                        installUpstreamHandlers(ch, request.target().target());
                     }
                 });
         dial.addListener((Future<Dialed> f) -> onDialed(request, counter, f));
@@ -151,6 +195,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         Dialed dialed = f.getNow();
         upstream = dialed.channel();
+        upstreamFailure = null;
+        upstreamPin = null;
         upstreamCounter = counter;
         upstreamAuthority = request.target().target().authority();
         upstreamPolicy = request.policy();
@@ -338,8 +384,40 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstream = null;
         upstreamCounter = null;
         if (current != null && !dialing) {
-            current.audit().error("upstream closed before the response ended");
-            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
+            Throwable failure = upstreamFailure;
+            current.audit().error(failure == null ? "upstream closed before the response ended"
+                    : "upstream: " + failure.getClass().getSimpleName()
+                    + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
+            abortExchange(failureDecision(failure));
+        }
+    }
+
+    /** Maps an upstream failure to the reason the client is told: a pin, TLS, or anything else. */
+    private static Decision failureDecision(Throwable cause) {
+        if (cause != null && PinMismatchException.find(cause).isPresent()) {
+            return Decision.deny(Reason.PIN_MISMATCH, "inspect.pins");
+        }
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SSLException) {
+                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, "network.tls");
+            }
+        }
+        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream");
+    }
+
+    private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {
+        if (channel != upstream) {
+            return;
+        }
+        if (!event.isSuccess()) {
+            upstreamFailure = event.cause();
+            return;
+        }
+        SslHandler tls = channel.pipeline().get(SslHandler.class);
+        upstreamPin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
+                .map(check -> check.result().label()).orElse("none");
+        if (current != null && upstreamPin != null) {
+            current.audit().pin(upstreamPin);
         }
     }
 
@@ -432,10 +510,18 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext uctx, Object evt) {
+            if (evt instanceof SslHandshakeCompletionEvent handshake) {
+                onUpstreamHandshake(uctx.channel(), handshake);
+            }
+            uctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
         public void exceptionCaught(ChannelHandlerContext uctx, Throwable cause) {
             log.debug("upstream {} failed: {}", uctx.channel().remoteAddress(), cause.toString());
-            if (uctx.channel() == upstream && current != null) {
-                current.audit().error("upstream error: " + cause.getClass().getSimpleName());
+            if (uctx.channel() == upstream && upstreamFailure == null) {
+                upstreamFailure = cause;
             }
             uctx.close();
         }

@@ -19,14 +19,31 @@ public final class ByteCounter extends ChannelDuplexHandler {
 
     private AuditEvent sink;
     private TrafficMeter meter;
+    private AuditEvent fallbackSink;
+    private TrafficMeter fallbackMeter;
 
     /**
-     * Directs the counts of the next bytes to {@code audit} and {@code meter} (either may be null);
-     * called on the channel's event loop.
+     * Directs the counts of the next bytes to {@code audit} and {@code meter}; with both null, back to
+     * the fallback (see {@link #fallback}). Called on the channel's event loop.
      */
     public void attach(AuditEvent audit, TrafficMeter meter) {
-        this.sink = audit;
-        this.meter = meter;
+        if (audit == null && meter == null) {
+            this.sink = fallbackSink;
+            this.meter = fallbackMeter;
+        } else {
+            this.sink = audit;
+            this.meter = meter;
+        }
+    }
+
+    /**
+     * Sets where bytes go between exchanges (an intercepted tunnel's own record: handshakes and the
+     * like), and directs the next bytes there.
+     */
+    public void fallback(AuditEvent audit, TrafficMeter meter) {
+        this.fallbackSink = audit;
+        this.fallbackMeter = meter;
+        attach(null, null);
     }
 
     @Override

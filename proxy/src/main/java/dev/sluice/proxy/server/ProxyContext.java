@@ -3,6 +3,7 @@ package dev.sluice.proxy.server;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.audit.AuditSink;
 import dev.sluice.proxy.dial.UpstreamDialer;
+import dev.sluice.proxy.intercept.InterceptionTls;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import java.time.Clock;
 
@@ -16,7 +17,9 @@ import java.time.Clock;
  * @param clock wall clock for audit timestamps
  * @param metrics the metrics registry
  * @param connections per-extension connection counts and caps
+ * @param interception the TLS material for inspected hosts
  */
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
-                           Clock clock, SluiceMetrics metrics, ConnectionLimits connections) {
+                           Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
+                           InterceptionTls interception) {
 }

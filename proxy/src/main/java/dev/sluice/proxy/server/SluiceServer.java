@@ -4,6 +4,7 @@ import dev.sluice.proxy.admin.AdminChannelInitializer;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
+import dev.sluice.proxy.intercept.InterceptionTls;
 import dev.sluice.proxy.metrics.MeteredAuditSink;
 import dev.sluice.proxy.metrics.MetricNames;
 import dev.sluice.proxy.metrics.SluiceMetrics;
@@ -70,17 +71,24 @@ public final class SluiceServer implements AutoCloseable {
     private volatile boolean ready;
     private boolean closed;
 
-    private SluiceServer(Policy policy, Path policyFile, AuditLog auditLog, Clock clock, int ioThreads) {
+    private final InterceptionTls interception;
+
+    private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads)
+            throws Exception {
         this.transport = Transport.detect();
-        this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
-                transport.ioHandlerFactory());
         this.policies = new PolicyHolder(policy, clock);
         this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
         this.auditLog = auditLog;
-        this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
         this.metrics = new SluiceMetrics();
+        Path base = policyFile == null ? Path.of("").toAbsolutePath() : policyFile.toAbsolutePath().getParent();
+        List<Path> extraTrust = policy.tls().extraTrust().stream().map(base::resolve).toList();
+        // First, so that a CA that cannot load stops the start before any thread exists.
+        this.interception = InterceptionTls.start(dataDir, extraTrust, policies, metrics);
+        this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
+                transport.ioHandlerFactory());
+        this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
         this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, auditLog), dialer, clock,
-                metrics, new ConnectionLimits(metrics));
+                metrics, new ConnectionLimits(metrics), interception);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -94,16 +102,20 @@ public final class SluiceServer implements AutoCloseable {
      * Starts Sluice on {@code policy}: binds the explicit listener at {@code listen.proxy} and the admin
      * listener at {@code listen.admin} (port 0 binds an ephemeral port; see {@link #proxyAddress()}).
      *
-     * @param policyFile the file {@code policy} was loaded from, for reloads; null for the embedded policy
+     * @param policyFile the file {@code policy} was loaded from, for reloads and for resolving
+     *                   {@code tls.extra_trust}; null for the embedded policy
+     * @param dataDir the data dir: the local CA ({@code ca.key.pem}, {@code ca.crt.pem}, created on first
+     *                run) and TOFU pins ({@code pins/})
      * @param ioThreads event loop threads; 0 means Netty's default (2 × cores)
-     * @throws Exception when a listener cannot be bound (the server is closed again)
+     * @throws Exception when the CA cannot be loaded (for example its key is readable by others) or a
+     *                   listener cannot be bound (the server is closed again)
      */
-    public static SluiceServer start(Policy policy, Path policyFile, AuditLog auditLog, Clock clock, int ioThreads)
-            throws Exception {
+    public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
+                                     int ioThreads) throws Exception {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(auditLog, "auditLog");
-        SluiceServer server = new SluiceServer(policy, policyFile, auditLog, Objects.requireNonNull(clock, "clock"),
-                ioThreads);
+        SluiceServer server = new SluiceServer(policy, policyFile, Objects.requireNonNull(dataDir, "dataDir"),
+                auditLog, Objects.requireNonNull(clock, "clock"), ioThreads);
         try {
             server.bind(policy.listen());
         } catch (Exception e) {
@@ -263,5 +275,11 @@ public final class SluiceServer implements AutoCloseable {
         group.shutdownGracefully(0, LOOP_SHUTDOWN_MILLIS, TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(LOOP_SHUTDOWN_MILLIS + 1_000);
         metrics.registry().close();
+        interception.close();
+    }
+
+    /** Returns the interception TLS material (the local CA among it). */
+    public InterceptionTls interception() {
+        return interception;
     }
 }

@@ -5,6 +5,9 @@ import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
 import dev.sluice.proxy.explicit.ConnectRequest;
+import dev.sluice.proxy.intercept.Interception;
+import dev.sluice.rules.policy.InspectedHost;
+import java.util.Optional;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.server.ByteCounter;
 import dev.sluice.proxy.server.ProxyContext;
@@ -40,6 +43,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
     private ConnectRequest request;
     private Channel upstream;
+    private ByteCounter counter;
     private boolean downstreamInputShut;
 
     /** Names of the downstream handlers that the tunnel replaces. */
@@ -71,6 +75,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         Reads.setAutoRead(ctx.channel(), false);
         ByteCounter counter = new ByteCounter();
         counter.attach(connect.audit(), connect.traffic());
+        this.counter = counter;
         ChannelHandler init = new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
@@ -116,8 +121,23 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
                 ctx.close();
                 return;
             }
-            joinChannels(ctx, audit);
+            Optional<InspectedHost> inspected = request.policy().inspected(request.target().host());
+            if (inspected.isPresent() && context.interception() != null && !downstreamInputShut) {
+                intercept(ctx, inspected.get());
+            } else {
+                joinChannels(ctx, audit);
+            }
         });
+    }
+
+    private void intercept(ChannelHandlerContext ctx, InspectedHost inspected) {
+        Channel downstream = ctx.channel();
+        java.util.List<ByteBuf> bytes = new java.util.ArrayList<>(early);
+        early.clear();
+        ctx.pipeline().remove(this);
+        Interception.start(context, downstream, upstream, counter, request.target(), request.policy(),
+                request.extension(), inspected, request.audit(), request.traffic(), bytes,
+                request.listener());
     }
 
     private void joinChannels(ChannelHandlerContext ctx, AuditEvent audit) {

@@ -67,7 +67,7 @@ public final class SluiceFixture implements AutoCloseable {
         Files.writeString(file, policyYaml, StandardCharsets.UTF_8);
         Policy policy = PolicyLoader.load(file);
         AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
-        SluiceServer server = SluiceServer.start(policy, file, log, Clock.systemUTC(), 2);
+        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2);
         return new SluiceFixture(dir, log, server);
     }
 

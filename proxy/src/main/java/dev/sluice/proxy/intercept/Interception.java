@@ -1,0 +1,204 @@
+package dev.sluice.proxy.intercept;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
+import dev.sluice.proxy.explicit.ExplicitRequestHandler;
+import dev.sluice.proxy.forward.HttpForwarder;
+import dev.sluice.proxy.metrics.TrafficMeter;
+import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.server.Reads;
+import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.policy.InspectedHost;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.target.MalformedTargetException;
+import dev.sluice.rules.target.Target;
+import dev.sluice.rules.target.TargetParser;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.ssl.SniHandler;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Promise;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Interception of an allowed CONNECT to an inspected host (design.md step 6). After the 200, the
+ * downstream channel becomes:
+ * <pre>
+ *   peek     InterceptPeek: the first byte must start a TLS handshake record, else close (not_http_or_tls)
+ *   sni      SniHandler → SslHandler with the host's leaf; the SNI must equal the CONNECT host
+ *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
+ *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
+ *   decoder, encoder, request (ExplicitRequestHandler in intercept scope), forward (HttpForwarder with TLS)
+ * </pre>
+ * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
+ * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
+ * record; the tunnel's record (handshake bytes, SNI, errors) is written when the connection closes.
+ */
+public final class Interception {
+
+    private static final Logger log = LoggerFactory.getLogger(Interception.class);
+
+    private Interception() {
+    }
+
+    /**
+     * Replaces the HTTP handlers of {@code downstream} with the interception pipeline and replays the
+     * bytes the client already sent. Call on the event loop, after the 200 was written.
+     */
+    public static void start(ProxyContext context, Channel downstream, Channel upstream, ByteCounter counter,
+                             Target target, Policy policy, String extension, InspectedHost inspected,
+                             AuditEvent tunnelAudit, TrafficMeter traffic, List<ByteBuf> early, String listener) {
+        InterceptionTls tls = context.interception();
+        tunnelAudit.tlsMode("intercept");
+        counter.fallback(tunnelAudit, traffic);
+        ChannelPipeline p = downstream.pipeline();
+        for (String name : List.of(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
+                ExplicitChannelInitializer.FORWARD)) {
+            if (p.get(name) != null) {
+                p.remove(name);
+            }
+        }
+        InterceptScope scope = new InterceptScope(extension, target, listener, inspected, tunnelAudit);
+        HttpForwarder forwarder = new HttpForwarder(context,
+                (alloc, host, port) -> tls.upstreamContext().newHandler(alloc, host, port));
+        Gate gate = new Gate(tunnelAudit);
+        HttpDecoderConfig decoder = ExplicitChannelInitializer.decoderConfig(policy.limits());
+        String anchor = p.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null
+                ? ExplicitChannelInitializer.HEADER_DEADLINE : null;
+        ChannelInboundHandlerAdapter peek = new Peek(tunnelAudit);
+        SniHandler sni = new SniHandler((String hostname, Promise<SslContext> promise) ->
+                mapSni(tls, target, hostname, gate, promise));
+        if (anchor != null) {
+            p.addAfter(anchor, "peek", peek);
+        } else {
+            p.addFirst("peek", peek);
+        }
+        p.addAfter("peek", "sni", sni);
+        p.addAfter("sni", "gate", gate);
+        p.addAfter("gate", ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.newDecoder(decoder));
+        p.addAfter(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
+        p.addAfter(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
+                new ExplicitRequestHandler(context, scope));
+        p.addAfter(ExplicitChannelInitializer.REQUEST, ExplicitChannelInitializer.FORWARD, forwarder);
+        forwarder.adopt(upstream, counter, target, policy);
+        downstream.closeFuture().addListener(f -> {
+            upstream.close();
+            tunnelAudit.emit();
+        });
+        for (ByteBuf buf : early) {
+            p.fireChannelRead(buf);
+        }
+        Reads.setAutoRead(downstream, true);
+    }
+
+    private static Promise<SslContext> mapSni(InterceptionTls tls, Target target, String hostname, Gate gate,
+                                              Promise<SslContext> promise) {
+        if (hostname == null) {
+            gate.refusal = Reason.NO_SNI;
+            return promise.setFailure(new IllegalStateException("no SNI in the ClientHello"));
+        }
+        String sni;
+        try {
+            sni = TargetParser.canonicalHost(hostname, target.port()).host();
+        } catch (MalformedTargetException e) {
+            sni = hostname;
+        }
+        if (!sni.equals(target.host())) {
+            gate.refusal = Reason.SNI_MISMATCH;
+            gate.sni = hostname;
+            return promise.setFailure(new IllegalStateException("SNI " + hostname + " is not the CONNECT host"));
+        }
+        gate.sni = hostname;
+        tls.serverContext(target.host()).whenComplete((context, error) -> {
+            if (error == null) {
+                promise.trySuccess(context);
+            } else {
+                promise.tryFailure(error);
+            }
+        });
+        return promise;
+    }
+
+    /** Refuses a tunnel whose first bytes are not a TLS handshake record (RFC 8446 section 5.1, type 22). */
+    private static final class Peek extends ChannelInboundHandlerAdapter {
+        private static final byte HANDSHAKE = 22;
+        private final AuditEvent tunnelAudit;
+
+        Peek(AuditEvent tunnelAudit) {
+            this.tunnelAudit = tunnelAudit;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof ByteBuf buf && buf.isReadable()) {
+                if (buf.getByte(buf.readerIndex()) != HANDSHAKE) {
+                    ReferenceCountUtil.release(msg);
+                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule("inspect")
+                            .error("not TLS in a tunnel to an inspected host");
+                    ctx.close();
+                    return;
+                }
+                ctx.pipeline().remove(this);
+            }
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    /** Ends the tunnel, with its audit record, when the SNI is refused or a TLS handshake fails. */
+    private static final class Gate extends ChannelInboundHandlerAdapter {
+        private final AuditEvent tunnelAudit;
+        volatile Reason refusal;
+        volatile String sni;
+
+        Gate(AuditEvent tunnelAudit) {
+            this.tunnelAudit = tunnelAudit;
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof SslHandshakeCompletionEvent handshake) {
+                if (handshake.isSuccess()) {
+                    if (sni != null) {
+                        tunnelAudit.tlsSni(sni);
+                    }
+                    ctx.pipeline().remove(this);
+                } else {
+                    fail(ctx, handshake.cause());
+                    return;
+                }
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            fail(ctx, cause);
+        }
+
+        private void fail(ChannelHandlerContext ctx, Throwable cause) {
+            Reason reason = refusal;
+            if (reason != null) {
+                tunnelAudit.decision("deny").reason(reason.label()).rule("inspect");
+                if (sni != null) {
+                    tunnelAudit.tlsSni(sni.length() > 253 ? sni.substring(0, 253) : sni);
+                }
+                tunnelAudit.error(reason == Reason.NO_SNI ? "no SNI in the ClientHello"
+                        : "SNI does not name the CONNECT host");
+            } else {
+                tunnelAudit.error("downstream TLS: " + cause.getClass().getSimpleName());
+                log.debug("interception of {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            }
+            ctx.close();
+        }
+    }
+}

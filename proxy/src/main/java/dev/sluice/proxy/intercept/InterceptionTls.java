@@ -1,0 +1,190 @@
+package dev.sluice.proxy.intercept;
+
+import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.sluice.certs.CaException;
+import dev.sluice.certs.IssuedLeaf;
+import dev.sluice.certs.LeafCache;
+import dev.sluice.certs.LeafIssuer;
+import dev.sluice.certs.LocalCa;
+import dev.sluice.certs.PinCheck;
+import dev.sluice.certs.PinMode;
+import dev.sluice.certs.PinPolicy;
+import dev.sluice.certs.PinResult;
+import dev.sluice.certs.PinStore;
+import dev.sluice.certs.PinVerifier;
+import dev.sluice.certs.PinningTrustManager;
+import dev.sluice.certs.UpstreamTrust;
+import dev.sluice.proxy.metrics.SluiceMetrics;
+import dev.sluice.proxy.server.PolicyHolder;
+import dev.sluice.rules.policy.InspectedHost;
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The TLS material of interception, built once per server from the data dir: the local CA
+ * ({@code ca.key.pem}, {@code ca.crt.pem}; created on first run, refused when the key is readable by
+ * others), per-host leaf certificates issued off the event loop on a small executor and cached, the
+ * downstream (server) {@link SslContext} per host with ALPN offering {@code http/1.1} only, and the
+ * upstream (client) {@link SslContext}: PKIX against the system roots plus {@code tls.extra_trust},
+ * hostname verification, then the host's SPKI pins ({@code inspect.<host>.pins}, read from the running
+ * policy at each handshake; TOFU pins stored in {@code <data dir>/pins}).
+ */
+public final class InterceptionTls implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(InterceptionTls.class);
+
+    /** Threads that issue leaf certificates (one P-256 signature each, about 1 ms). */
+    static final int ISSUER_THREADS = 2;
+
+    private static final ApplicationProtocolConfig HTTP_1_1_ONLY = new ApplicationProtocolConfig(
+            ApplicationProtocolConfig.Protocol.ALPN,
+            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+            ApplicationProtocolNames.HTTP_1_1);
+
+    private final LocalCa ca;
+    private final LeafCache leaves;
+    private final ExecutorService issuers;
+    private final AsyncLoadingCache<String, SslContext> serverContexts;
+    private final SslContext upstreamContext;
+
+    private InterceptionTls(LocalCa ca, LeafCache leaves, ExecutorService issuers, SslContext upstreamContext) {
+        this.ca = ca;
+        this.leaves = leaves;
+        this.issuers = issuers;
+        this.upstreamContext = upstreamContext;
+        this.serverContexts = Caffeine.newBuilder()
+                .maximumSize(LeafCache.DEFAULT_MAXIMUM_SIZE)
+                .expireAfterWrite(LeafCache.DEFAULT_EXPIRE_AFTER_WRITE)
+                .executor(issuers)
+                .buildAsync((host, executor) -> leaves.leafFor(host, executor).thenApply(InterceptionTls::serverContext));
+    }
+
+    /**
+     * Loads (or on first run creates) the CA in {@code dataDir} and builds the contexts.
+     *
+     * @param extraTrust PEM files of extra upstream trust anchors (already resolved paths)
+     * @throws CaException when the CA cannot be loaded (for example a key readable by others)
+     * @throws IOException when the pin store or a trust file cannot be read
+     * @throws GeneralSecurityException when the trust store cannot be built
+     */
+    public static InterceptionTls start(Path dataDir, List<Path> extraTrust, PolicyHolder policies,
+                                        SluiceMetrics metrics) throws CaException, IOException, GeneralSecurityException {
+        LocalCa ca = LocalCa.loadOrCreate(dataDir);
+        PinStore pins = PinStore.open(dataDir);
+        UpstreamTrust trust = UpstreamTrust.systemPlus(readCertificates(extraTrust));
+        PinVerifier verifier = new PinVerifier(trust, host -> pinPolicy(policies.current().inspected(host)), pins);
+        PinningTrustManager trustManager = new PinningTrustManager(verifier, check -> {
+            if (check.result() == PinResult.MISMATCH) {
+                metrics.pinFailure(check.host());
+                log.warn("pin mismatch for {} (mode {}): chain {} expected {}", check.host(),
+                        check.mode().name().toLowerCase(java.util.Locale.ROOT), check.chainPins(), check.expectedPins());
+            }
+        });
+        SslContext upstream = SslContextBuilder.forClient()
+                .sslProvider(SslProvider.JDK)
+                .trustManager(trustManager)
+                .applicationProtocolConfig(HTTP_1_1_ONLY)
+                .build();
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService issuers = Executors.newFixedThreadPool(ISSUER_THREADS, r -> {
+            Thread t = new Thread(r, "sluice-leaf-issuer-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream);
+    }
+
+    private static PinPolicy pinPolicy(Optional<InspectedHost> inspected) {
+        if (inspected.isEmpty()) {
+            return PinPolicy.none();
+        }
+        InspectedHost host = inspected.get();
+        PinMode mode = host.pinReportOnly() ? PinMode.REPORT : PinMode.ENFORCE;
+        return switch (host.pinKind()) {
+            case NONE -> PinPolicy.none();
+            case TOFU -> PinPolicy.tofu(mode);
+            case EXPLICIT -> PinPolicy.explicit(host.pins(), mode);
+        };
+    }
+
+    private static List<X509Certificate> readCertificates(List<Path> files) throws IOException, GeneralSecurityException {
+        List<X509Certificate> certificates = new ArrayList<>();
+        CertificateFactory factory = CertificateFactory.getInstance("X.509");
+        for (Path file : files) {
+            try (InputStream in = Files.newInputStream(file)) {
+                for (Certificate c : factory.generateCertificates(in)) {
+                    certificates.add((X509Certificate) c);
+                }
+            }
+        }
+        return certificates;
+    }
+
+    private static SslContext serverContext(IssuedLeaf leaf) {
+        try {
+            return SslContextBuilder.forServer(leaf.key(), leaf.chain())
+                    .sslProvider(SslProvider.JDK)
+                    .applicationProtocolConfig(HTTP_1_1_ONLY)
+                    .build();
+        } catch (SSLException e) {
+            throw new IllegalStateException("cannot build a server context for a leaf", e);
+        }
+    }
+
+    /**
+     * Returns the downstream context for {@code host} (canonical name), issuing its leaf off the event
+     * loop on first use; completes exceptionally when issuance fails.
+     */
+    public CompletableFuture<SslContext> serverContext(String host) {
+        return serverContexts.get(host);
+    }
+
+    /** Returns the upstream (client) context: PKIX, hostname verification, then pins. */
+    public SslContext upstreamContext() {
+        return upstreamContext;
+    }
+
+    /** Returns the local CA. */
+    public LocalCa ca() {
+        return ca;
+    }
+
+    /** Returns the pin check of a finished upstream handshake, if the trust manager recorded one. */
+    public static Optional<PinCheck> pinCheck(javax.net.ssl.SSLSession session) {
+        return PinningTrustManager.checkOf(session);
+    }
+
+    @Override
+    public void close() {
+        issuers.shutdownNow();
+    }
+
+    /** Returns how long a cached downstream context lives. */
+    public Duration contextLifetime() {
+        return LeafCache.DEFAULT_EXPIRE_AFTER_WRITE;
+    }
+}
