@@ -1,0 +1,101 @@
+package dev.sluice.proxy.cli;
+
+import dev.sluice.certs.CaException;
+import dev.sluice.certs.CaExport;
+import dev.sluice.certs.LocalCa;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.PolicyException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sluice env --extension NAME [--token T]}: prints POSIX shell exports that point a sandboxed
+ * process at Sluice (field-notes "Making a client trust Sluice's CA"): the proxy variables with the
+ * extension's credentials (a {@code <token>} placeholder when no token is given; none for the
+ * {@code default} extension), {@code NO_PROXY}, {@code NODE_USE_ENV_PROXY}, and the CA variables —
+ * the additive ones ({@code NODE_EXTRA_CA_CERTS}, {@code GOOSE_CA_CERT_PATH}) name the CA file, the
+ * replacing ones ({@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE},
+ * {@code GIT_SSL_CAINFO}, {@code CARGO_HTTP_CAINFO}) name a bundle of the system roots plus the CA,
+ * written to {@code <data dir>/ca-bundle.pem}. Creates the CA if there is none yet.
+ */
+@Command(name = "env", description = "Print shell exports for a sandboxed process.")
+final class EnvCommand implements Callable<Integer> {
+
+    /** The bundle file written into the data dir. */
+    static final String BUNDLE_FILE = "ca-bundle.pem";
+
+    @Mixin
+    CommonOptions common;
+    @Spec
+    CommandSpec spec;
+    @Option(names = "--extension", required = true, paramLabel = "NAME")
+    String extension;
+    @Option(names = "--token", paramLabel = "T", description = "The extension's token (default: a <token> placeholder).")
+    String token;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        Policy policy;
+        try {
+            policy = common.loadPolicy();
+        } catch (PolicyException e) {
+            e.errors().forEach(error -> spec.commandLine().getErr().println(error));
+            return 1;
+        }
+        if (policy.extension(extension).isEmpty()) {
+            spec.commandLine().getErr().println("sluice: no extension named \"" + extension + "\" in " + policy.source());
+            return 2;
+        }
+        LocalCa ca;
+        try {
+            ca = LocalCa.loadOrCreate(common.dataDir);
+        } catch (CaException e) {
+            spec.commandLine().getErr().println("sluice: " + e.getMessage());
+            return 1;
+        }
+        Path caFile = ca.certificateFile().toAbsolutePath();
+        Path bundle = common.dataDir.resolve(BUNDLE_FILE).toAbsolutePath();
+        Path tmp = Files.createTempFile(common.dataDir, BUNDLE_FILE, ".tmp");
+        Files.writeString(tmp, new CaExport(ca).bundlePem(), StandardCharsets.US_ASCII);
+        Files.move(tmp, bundle, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+
+        InetSocketAddress listen = policy.listen().proxy();
+        String host = listen.getAddress().isAnyLocalAddress() ? "127.0.0.1" : listen.getAddress().getHostAddress();
+        if (host.indexOf(':') >= 0) {
+            host = "[" + host + "]";
+        }
+        String credentials = extension.equals("default") && token == null ? ""
+                : extension + ":" + (token == null ? "<token>" : token) + "@";
+        String proxy = "http://" + credentials + host + ":" + listen.getPort();
+        out.println("# Sluice: egress for extension \"" + extension + "\" (" + policy.source() + ")");
+        for (String name : new String[] {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY"}) {
+            export(out, name, proxy);
+        }
+        export(out, "NO_PROXY", "");
+        export(out, "no_proxy", "");
+        export(out, "NODE_USE_ENV_PROXY", "1");
+        out.println("# CA trust: additive variables name Sluice's CA; replacing ones name system roots + CA");
+        export(out, "NODE_EXTRA_CA_CERTS", caFile.toString());
+        export(out, "GOOSE_CA_CERT_PATH", caFile.toString());
+        for (String name : new String[] {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+                "CARGO_HTTP_CAINFO"}) {
+            export(out, name, bundle.toString());
+        }
+        return 0;
+    }
+
+    private static void export(PrintWriter out, String name, String value) {
+        out.println("export " + name + "='" + value.replace("'", "'\\''") + "'");
+    }
+}
