@@ -30,7 +30,7 @@ import picocli.CommandLine.Spec;
  * an extension are counted under {@value #NO_EXTENSION}. Lines that are not JSON objects are skipped
  * and counted ({@code sluice audit verify} names them).
  */
-@Command(name = "summary", description = "Summarise the audit log per extension.")
+@Command(name = "summary", mixinStandardHelpOptions = true, description = "Summarise the audit log per extension.")
 final class AuditSummaryCommand implements Callable<Integer> {
 
     static final int TOP_DESTINATIONS = 10;

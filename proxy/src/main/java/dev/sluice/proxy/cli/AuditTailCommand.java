@@ -30,7 +30,7 @@ import picocli.CommandLine.Spec;
  * included); {@code table} prints one aligned row per record. {@code --follow} then keeps printing
  * records as they are appended to the active file, following it across rotations, until interrupted.
  */
-@Command(name = "tail", description = "Print the last records of the audit log.")
+@Command(name = "tail", mixinStandardHelpOptions = true, description = "Print the last records of the audit log.")
 final class AuditTailCommand implements Callable<Integer> {
 
     static final long FOLLOW_POLL_MILLIS = 500;
