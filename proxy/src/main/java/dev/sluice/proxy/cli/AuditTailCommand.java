@@ -2,6 +2,7 @@ package dev.sluice.proxy.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.audit.AuditFields;
+import dev.sluice.proxy.audit.AuditReader;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -28,7 +29,8 @@ import picocli.CommandLine.Spec;
  * {@code sluice audit tail}: the last {@code -n} records (default 20) that pass the filters, oldest
  * first. {@code --format json} prints the lines exactly as stored (JSON Lines, {@code prev_hash}
  * included); {@code table} prints one aligned row per record. {@code --follow} then keeps printing
- * records as they are appended to the active file, following it across rotations, until interrupted.
+ * records as they are appended to the active file, following it across rotations (polling every
+ * {@value #FOLLOW_POLL_MILLIS} ms), until interrupted.
  */
 @Command(name = "tail", mixinStandardHelpOptions = true, description = "Print the last records of the audit log.")
 final class AuditTailCommand implements Callable<Integer> {
@@ -82,6 +84,7 @@ final class AuditTailCommand implements Callable<Integer> {
             return 1;
         }
         Path last = files.get(files.size() - 1);
+        Object lastKey = fileKey(last); // before reading, so that a rotation during the read is noticed
         ArrayDeque<Entry> kept = new ArrayDeque<>();
         long[] lastFileBytes = {0};
         long skipped = AuditInput.forEachRecord(files, (line, r) -> {
@@ -107,7 +110,7 @@ final class AuditTailCommand implements Callable<Integer> {
         }
         out.flush();
         if (follow) {
-            follow(out, last, lastFileBytes[0]);
+            follow(out, err, last, lastKey, lastFileBytes[0]);
         }
         return 0;
     }
@@ -134,9 +137,13 @@ final class AuditTailCommand implements Callable<Integer> {
                 r.path(AuditFields.BYTES_RECEIVED).asText("0")).stripTrailing());
     }
 
-    /** Polls {@code file} from {@code position}; starts from 0 when the file is replaced or shrinks. */
-    private void follow(PrintWriter out, Path file, long position) throws IOException {
-        Object fileKey = fileKey(file);
+    /**
+     * Polls {@code file} from {@code position}. When the file was rotated since the last poll, first
+     * reads the rest of the old file (found among the rotated siblings by its file key) and any file
+     * rotated after it, then the new file from its start.
+     */
+    private void follow(PrintWriter out, PrintWriter err, Path file, Object fileKey, long position)
+            throws IOException {
         StringBuilder partial = new StringBuilder();
         while (!Thread.currentThread().isInterrupted()) {
             try {
@@ -150,43 +157,67 @@ final class AuditTailCommand implements Callable<Integer> {
                 continue; // between a rotation's rename and the new file
             }
             if (!Objects.equals(key, fileKey)) {
+                List<Path> set = AuditReader.files(file);
+                int old = -1;
+                for (int i = 0; i < set.size() - 1; i++) {
+                    if (Objects.equals(fileKey(set.get(i)), fileKey)) {
+                        old = i;
+                    }
+                }
+                if (old < 0) {
+                    err.println("sluice: the followed file was rotated away before it was read to its end; "
+                            + "records may be missing here");
+                    err.flush();
+                } else {
+                    drain(out, set.get(old), position, partial);
+                    for (int i = old + 1; i < set.size() - 1; i++) {
+                        partial.setLength(0);
+                        drain(out, set.get(i), 0, partial);
+                    }
+                }
                 fileKey = key;
                 position = 0;
                 partial.setLength(0);
             }
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-                if (ch.size() < position) {
-                    position = 0;
-                    partial.setLength(0);
-                }
-                ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
-                int n;
-                java.io.ByteArrayOutputStream chunk = new java.io.ByteArrayOutputStream();
-                while ((n = ch.read(buf, position)) > 0) {
-                    chunk.write(buf.array(), 0, n);
-                    position += n;
-                    buf.clear();
-                }
-                partial.append(chunk.toString(StandardCharsets.UTF_8));
-            } catch (NoSuchFileException e) {
-                continue;
-            }
-            int nl;
-            while ((nl = partial.indexOf("\n")) >= 0) {
-                String line = partial.substring(0, nl);
-                partial.delete(0, nl + 1);
-                JsonNode r;
-                try {
-                    r = AuditInput.MAPPER.readTree(line);
-                } catch (IOException e) {
-                    continue;
-                }
-                if (r != null && r.isObject() && filter.matches(r)) {
-                    print(out, new Entry(line, r));
-                }
-            }
+            position = drain(out, file, position, partial);
             out.flush();
         }
+    }
+
+    /** Prints the records in {@code file} from {@code position} on; returns the position after them. */
+    private long drain(PrintWriter out, Path file, long position, StringBuilder partial) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            if (ch.size() < position) {
+                position = 0;
+                partial.setLength(0);
+            }
+            ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+            java.io.ByteArrayOutputStream chunk = new java.io.ByteArrayOutputStream();
+            int n;
+            while ((n = ch.read(buf, position)) > 0) {
+                chunk.write(buf.array(), 0, n);
+                position += n;
+                buf.clear();
+            }
+            partial.append(chunk.toString(StandardCharsets.UTF_8));
+        } catch (NoSuchFileException e) {
+            return position;
+        }
+        int nl;
+        while ((nl = partial.indexOf("\n")) >= 0) {
+            String line = partial.substring(0, nl);
+            partial.delete(0, nl + 1);
+            JsonNode r;
+            try {
+                r = AuditInput.MAPPER.readTree(line);
+            } catch (IOException e) {
+                continue;
+            }
+            if (r != null && r.isObject() && filter.matches(r)) {
+                print(out, new Entry(line, r));
+            }
+        }
+        return position;
     }
 
     private static Object fileKey(Path file) {

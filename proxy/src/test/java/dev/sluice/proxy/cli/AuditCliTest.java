@@ -1,6 +1,7 @@
 package dev.sluice.proxy.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -232,5 +233,29 @@ class AuditCliTest {
         Run run = sluice("audit", "verify", "--policy", policy.toString(), "--data-dir", other.toString());
         assertThat(run.code()).as(run.err()).isZero();
         assertThat(run.out()).startsWith("ok: 1 records in 1 files");
+    }
+
+    @Test
+    void tailFollowPrintsNewRecordsAcrossARotation() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        Thread follower = new Thread(() -> SluiceCli.execute(new PrintWriter(out), new PrintWriter(err),
+                "audit", "tail", "--data-dir", dir(), "-n", "1", "--format", "json", "--follow"));
+        follower.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> out.toString().contains("0000000000000009"));
+            seq = 100;
+            try (AuditLog log = AuditLog.open(dataDir.resolve("audit.jsonl"), 1500, 10)) {
+                for (int i = 0; i < 6; i++) {
+                    log.write(rec(now, "late", "allow", "allowlisted", "a.test", 443, 1, 1, null));
+                }
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> out.toString().contains("000000000000006a"));
+        } finally {
+            follower.interrupt();
+            follower.join(5000);
+        }
+        assertThat(follower.isAlive()).isFalse();
+        assertThat(out.toString()).contains("0000000000000069").contains("\"extension\":\"late\"");
     }
 }
