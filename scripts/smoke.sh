@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the README's first command: starts the shaded jar on the embedded default policy,
 # checks that a non-LLM host is denied with 403 and audited, then stops Sluice with SIGTERM and checks
-# that the audit line was flushed. Needs: the jar built (mvn package), curl. Uses free ports only.
+# that the audit line was flushed and its hash chain verifies. Needs: the jar built (mvn package), curl. Uses free ports only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=$(mktemp -d)
@@ -33,3 +33,4 @@ kill -TERM $pid
 wait $pid || true
 grep -q '"reason":"not_allowlisted"' "$data/audit.jsonl" || { echo "smoke: no audit line" >&2; exit 1; }
 echo "smoke: audit line flushed on SIGTERM: ok"
+./sluice audit verify --data-dir "$data" || { echo "smoke: audit verify failed" >&2; exit 1; }

@@ -58,12 +58,23 @@ public final class AuditFields {
     /** A short one-line error description. */
     public static final String ERROR = "error";
 
-    /** Every field name, in the order a record writes them. */
+    /**
+     * Lowercase hex SHA-256 of the previous line's exact bytes (without its newline); 64 zeros on the
+     * first line of a new log. Always the last field of a line, added by the {@link AuditLog} writer,
+     * not by {@link AuditRecord} (see {@link AuditChain}).
+     */
+    public static final String PREV_HASH = "prev_hash";
+
+    /** Every field name of a record, in the order a record writes them ({@link #PREV_HASH} not included). */
     public static final List<String> ALL = List.of(
             TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
             URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, RULE,
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
             REDACTIONS, PIN, ERROR);
+
+    /** Every field name of an audit log line, in order: {@link #ALL}, then {@link #PREV_HASH}. */
+    public static final List<String> LINE = java.util.stream.Stream
+            .concat(ALL.stream(), java.util.stream.Stream.of(PREV_HASH)).toList();
 
     private AuditFields() {
     }

@@ -2,6 +2,7 @@ package dev.sluice.proxy.audit;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.sluice.rules.policy.AuditSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
@@ -10,11 +11,13 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +42,22 @@ import org.slf4j.LoggerFactory;
  * While it cannot write, {@link #healthy()} is false; the proxy refuses new requests then (it fails
  * closed). After a successful retry it is true again.
  *
+ * <p>Hash chain: the writer ends every line with {@code "prev_hash"}, the lowercase hex SHA-256 of
+ * the previous line's exact bytes ({@link AuditChain}). The first line of a new log carries 64 zeros.
+ * Opening an existing file continues its chain from its last complete line; if the file ends in a
+ * partial line (no {@code \n}, e.g. after a crash), the writer first ends that line with a
+ * {@code \n} and never appends to it, so it stays visible to {@code sluice audit verify}, and the
+ * chain continues from the last complete line. The chain is computed on the writer thread, so the
+ * order of the lines is the order of the chain.
+ *
+ * <p>Rotation by size: when the next record would take the active file past {@code maxFileBytes},
+ * the writer fsyncs and closes it, deletes rotated files numbered {@code keepFiles} and above, shifts
+ * {@code file.1} … to {@code file.2} …, renames the active file to {@code file.1} (atomic renames,
+ * then an fsync of the directory) and starts a new active file. A record is never split across
+ * files, and the chain runs on: the new file's first line carries the hash of the old file's last
+ * line. A record larger than {@code maxFileBytes} gets a file of its own. A failed rotation is
+ * retried like a failed write (the log is unhealthy meanwhile).
+ *
  * <p>The caller must {@link #close()} the log on shutdown: the writer is a daemon thread, and records
  * still queued when the JVM exits without close are lost.
  */
@@ -62,40 +81,78 @@ public final class AuditLog implements AuditSink, Closeable {
         int write(ByteBuffer src) throws IOException;
 
         void force() throws IOException;
+
+        /** Closes the active file durably, renames it to {@code .1} (shifting older ones), opens a new one. */
+        default void rotate() throws IOException {
+            throw new IOException("rotation is not supported by this output");
+        }
     }
 
     private final Path path;
     private final Output output;
     private final long closeRetryLimitNanos;
+    private final long maxFileBytes;
     private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger writersInFlight = new AtomicInteger();
     private final AtomicLong recordsWritten = new AtomicLong();
     private final AtomicLong writeFailures = new AtomicLong();
     private final AtomicLong queuedRecords = new AtomicLong();
+    private final AtomicLong rotations = new AtomicLong();
     private final Thread writer;
     private final JsonFactory json = JsonFactory.builder().build();
     private volatile boolean healthy = true;
     private long lastFailureLogNanos;
     private long failuresSinceLog;
+    // Writer-thread state (set before the writer starts, then only touched by it).
+    private String prevHash;
+    private long fileBytes;
+    private boolean needsNewline;
 
-    private AuditLog(Path path, Output output, Duration closeRetryLimit) {
+    private AuditLog(Path path, Output output, Duration closeRetryLimit, long maxFileBytes, String prevHash,
+                     long fileBytes, boolean needsNewline) {
         this.path = path;
         this.output = output;
         this.closeRetryLimitNanos = closeRetryLimit.toNanos();
+        this.maxFileBytes = maxFileBytes;
+        this.prevHash = prevHash;
+        this.fileBytes = fileBytes;
+        this.needsNewline = needsNewline;
         this.writer = new Thread(this::runWriterGuarded, WRITER_THREAD_NAME);
         this.writer.setDaemon(true);
     }
 
     /**
-     * Opens {@code file} for appending (creating it and its parent directories) and starts the writer
-     * thread.
+     * Opens {@code file} with the default rotation settings ({@link AuditSettings#DEFAULT_MAX_FILE_BYTES}
+     * = 64 MiB, {@link AuditSettings#DEFAULT_KEEP_FILES} = 10); see {@link #open(Path, long, int)}.
      *
      * @throws IOException if the file cannot be opened for appending, for example when the path is a
      *     directory or the directory is not writable
      */
     public static AuditLog open(Path file) throws IOException {
+        return open(file, AuditSettings.DEFAULT_MAX_FILE_BYTES, AuditSettings.DEFAULT_KEEP_FILES);
+    }
+
+    /**
+     * Opens {@code file} for appending (creating it and its parent directories), reads its last line
+     * (or its newest rotated sibling's) to continue the hash chain, and starts the writer thread.
+     *
+     * @param file the active file, e.g. {@code sluice-data/audit.jsonl}
+     * @param maxFileBytes rotate before the active file would grow past this many bytes; {@code > 0}
+     * @param keepFiles rotated files to keep, 1..{@value AuditSettings#MAX_KEEP_FILES}
+     * @throws IOException if the file cannot be read or opened for appending, for example when the path
+     *     is a directory or the directory is not writable
+     * @throws IllegalArgumentException if {@code maxFileBytes} or {@code keepFiles} is out of range
+     */
+    public static AuditLog open(Path file, long maxFileBytes, int keepFiles) throws IOException {
         Objects.requireNonNull(file, "file");
+        if (maxFileBytes < 1) {
+            throw new IllegalArgumentException("maxFileBytes: " + maxFileBytes + " (expected: > 0)");
+        }
+        if (keepFiles < 1 || keepFiles > AuditSettings.MAX_KEEP_FILES) {
+            throw new IllegalArgumentException("keepFiles: " + keepFiles + " (expected: 1.."
+                    + AuditSettings.MAX_KEEP_FILES + ")");
+        }
         Path absolute = file.toAbsolutePath();
         if (Files.isDirectory(absolute)) {
             throw new IOException("audit log path is a directory: " + absolute + " (expected: a file)");
@@ -105,16 +162,37 @@ public final class AuditLog implements AuditSink, Closeable {
             Files.createDirectories(parent);
         }
         FileChannel channel;
+        AuditChain.Tail tail;
+        String prevHash;
         try {
             channel = FileOutput.openAppend(absolute);
         } catch (IOException e) {
             throw new IOException("cannot open audit log for appending: " + absolute + " (" + e + ")", e);
         }
-        return open(absolute, new FileOutput(absolute, channel), DEFAULT_CLOSE_RETRY_LIMIT);
+        try {
+            tail = AuditChain.readTail(absolute);
+            prevHash = AuditChain.continueFrom(absolute, tail);
+        } catch (IOException e) {
+            channel.close();
+            throw new IOException("cannot read the end of the audit log to continue its hash chain: " + absolute
+                    + " (" + e + ")", e);
+        }
+        if (tail.partial()) {
+            logger.warn("Audit log {} ends in a partial line ({} bytes in the file); it is left as it is, "
+                    + "and the chain continues from the last complete line", absolute, tail.size());
+        }
+        return open(absolute, new FileOutput(absolute, channel, keepFiles), DEFAULT_CLOSE_RETRY_LIMIT,
+                maxFileBytes, prevHash, tail.size(), tail.partial());
     }
 
+    /** Opens a log on {@code output} that never rotates and starts a new chain (for tests). */
     static AuditLog open(Path path, Output output, Duration closeRetryLimit) {
-        AuditLog log = new AuditLog(path, output, closeRetryLimit);
+        return open(path, output, closeRetryLimit, Long.MAX_VALUE, AuditChain.GENESIS, 0, false);
+    }
+
+    static AuditLog open(Path path, Output output, Duration closeRetryLimit, long maxFileBytes, String prevHash,
+                         long fileBytes, boolean needsNewline) {
+        AuditLog log = new AuditLog(path, output, closeRetryLimit, maxFileBytes, prevHash, fileBytes, needsNewline);
         log.writer.start();
         return log;
     }
@@ -149,7 +227,12 @@ public final class AuditLog implements AuditSink, Closeable {
         return recordsWritten.get();
     }
 
-    /** Returns how many write attempts have failed since the log was opened. */
+    /** Returns how many times the active file was rotated since the log was opened. */
+    public long rotations() {
+        return rotations.get();
+    }
+
+    /** Returns how many write (or rotation) attempts have failed since the log was opened. */
     public long writeFailures() {
         return writeFailures.get();
     }
@@ -214,7 +297,8 @@ public final class AuditLog implements AuditSink, Closeable {
 
     private void runWriter() {
         List<Object> batch = new ArrayList<>(MAX_BATCH);
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 * 1024);
+        LineBuffer bytes = new LineBuffer(64 * 1024);
+        List<long[]> cuts = new ArrayList<>(); // {offset of the first line of a new file, records before it}
         boolean closing = false;
         long closeDeadline = 0;
         while (true) {
@@ -226,24 +310,48 @@ public final class AuditLog implements AuditSink, Closeable {
             }
             queue.drainTo(batch, MAX_BATCH - 1);
             bytes.reset();
+            cuts.clear();
             int records = 0;
+            long inFile = fileBytes;
             for (Object item : batch) {
                 if (item == CLOSE) {
                     closing = true;
                     closeDeadline = System.nanoTime() + closeRetryLimitNanos;
-                } else {
-                    serialise((AuditRecord) item, bytes);
-                    records++;
+                    continue;
                 }
+                if (needsNewline && bytes.size() == 0) {
+                    bytes.write('\n'); // end the partial line left by a crash; never append to it
+                    inFile++;
+                }
+                int start = bytes.size();
+                serialise((AuditRecord) item, bytes);
+                int length = bytes.size() - start;
+                if (inFile > 0 && inFile + length > maxFileBytes) {
+                    cuts.add(new long[] {start, records});
+                    inFile = 0;
+                }
+                inFile += length;
+                records++;
             }
             if (records > 0) {
-                ByteBuffer pending = ByteBuffer.wrap(bytes.toByteArray());
-                if (!writeFully(pending, closing, closeDeadline)) {
-                    giveUp(pending);
+                int from = 0;
+                long done = 0;
+                for (long[] cut : cuts) {
+                    if (!writeSegment(bytes, from, (int) cut[0], closing, closeDeadline)) {
+                        return;
+                    }
+                    countWritten(cut[1] - done);
+                    done = cut[1];
+                    if (!rotateWithRetry(closing, closeDeadline)) {
+                        giveUp(ByteBuffer.wrap(bytes.array(), (int) cut[0], bytes.size() - (int) cut[0]));
+                        return;
+                    }
+                    from = (int) cut[0];
+                }
+                if (!writeSegment(bytes, from, bytes.size(), closing, closeDeadline)) {
                     return;
                 }
-                recordsWritten.addAndGet(records);
-                queuedRecords.addAndGet(-records);
+                countWritten(records - done);
             }
             if (closing && queue.isEmpty()) {
                 finish();
@@ -252,14 +360,65 @@ public final class AuditLog implements AuditSink, Closeable {
         }
     }
 
-    private void serialise(AuditRecord record, ByteArrayOutputStream out) {
+    /** Writes bytes {@code [from, to)} of the batch; on giving up, logs and closes (returns false). */
+    private boolean writeSegment(LineBuffer bytes, int from, int to, boolean closing, long closeDeadline) {
+        ByteBuffer pending = ByteBuffer.wrap(bytes.array(), from, to - from);
+        if (!writeFully(pending, closing, closeDeadline)) {
+            giveUp(pending);
+            return false;
+        }
+        fileBytes += to - from;
+        needsNewline = false;
+        return true;
+    }
+
+    private void countWritten(long records) {
+        recordsWritten.addAndGet(records);
+        queuedRecords.addAndGet(-records);
+    }
+
+    /** Serialises one line: the record, then {@code prev_hash}; advances the chain to this line. */
+    private void serialise(AuditRecord record, LineBuffer out) {
+        int start = out.size();
         try (JsonGenerator g = json.createGenerator(out)) {
             g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
-            record.writeJson(g);
+            record.writeJson(g, prevHash);
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
         }
+        prevHash = AuditChain.sha256Hex(out.array(), start, out.size() - start);
         out.write('\n');
+    }
+
+    /** Rotates the active file, retrying with backoff; false only if closing and out of time. */
+    private boolean rotateWithRetry(boolean closing, long closeDeadline) {
+        long backoffMillis = INITIAL_BACKOFF_MILLIS;
+        while (true) {
+            try {
+                output.rotate();
+                fileBytes = 0;
+                rotations.incrementAndGet();
+                if (!healthy) {
+                    logger.info("Audit log {} rotated after {} failed attempts in total", path, writeFailures.get());
+                    healthy = true;
+                }
+                return true;
+            } catch (IOException | RuntimeException e) {
+                healthy = false;
+                writeFailures.incrementAndGet();
+                logFailure("rotation", e);
+            }
+            if (closing || closed.get()) {
+                if (closeDeadline == 0) {
+                    closeDeadline = System.nanoTime() + closeRetryLimitNanos;
+                }
+                if (System.nanoTime() - closeDeadline >= 0) {
+                    return false;
+                }
+            }
+            sleepMillis(backoffMillis);
+            backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+        }
     }
 
     /** Writes all of {@code pending}, retrying with backoff; false only if closing and out of time. */
@@ -272,7 +431,7 @@ public final class AuditLog implements AuditSink, Closeable {
             } catch (IOException | RuntimeException e) {
                 healthy = false;
                 writeFailures.incrementAndGet();
-                logFailure(e);
+                logFailure("write", e);
             }
             boolean closeRequested = closing || closed.get();
             if (closeRequested) {
@@ -294,12 +453,12 @@ public final class AuditLog implements AuditSink, Closeable {
         return true;
     }
 
-    private void logFailure(Exception e) {
+    private void logFailure(String what, Exception e) {
         failuresSinceLog++;
         long now = System.nanoTime();
         if (lastFailureLogNanos == 0 || now - lastFailureLogNanos >= LOG_INTERVAL_NANOS) {
-            logger.error("Audit log {} write failed ({} failed attempts since the last message, {} records "
-                    + "queued); retrying: {}", path, failuresSinceLog, queued(), e.toString());
+            logger.error("Audit log {} {} failed ({} failed attempts since the last message, {} records "
+                    + "queued); retrying: {}", path, what, failuresSinceLog, queued(), e.toString());
             lastFailureLogNanos = now;
             failuresSinceLog = 0;
         }
@@ -342,14 +501,27 @@ public final class AuditLog implements AuditSink, Closeable {
         }
     }
 
-    /** Appends to a file; reopens it if the channel was closed under it (e.g. by an interrupt). */
+    /** A byte buffer whose backing array can be read without a copy. */
+    private static final class LineBuffer extends ByteArrayOutputStream {
+        LineBuffer(int size) {
+            super(size);
+        }
+
+        byte[] array() {
+            return buf;
+        }
+    }
+
+    /** Appends to a file; reopens it if the channel was closed under it (e.g. by an interrupt); rotates it. */
     private static final class FileOutput implements Output {
         private final Path path;
+        private final int keepFiles;
         private FileChannel channel;
 
-        FileOutput(Path path, FileChannel channel) {
+        FileOutput(Path path, FileChannel channel, int keepFiles) {
             this.path = path;
             this.channel = channel;
+            this.keepFiles = keepFiles;
         }
 
         static FileChannel openAppend(Path path) throws IOException {
@@ -368,6 +540,49 @@ public final class AuditLog implements AuditSink, Closeable {
         @Override
         public void force() throws IOException {
             channel.force(true);
+        }
+
+        /**
+         * Each step can be repeated after a failure: fsync and close the active file; delete rotated
+         * files numbered keepFiles and above; shift the run .1, .2, … up by one; rename the active file
+         * to .1; fsync the directory; open a new active file.
+         */
+        @Override
+        public void rotate() throws IOException {
+            if (channel.isOpen()) {
+                channel.force(true);
+                channel.close();
+            }
+            if (Files.exists(path)) {
+                Path dir = path.getParent();
+                String name = path.getFileName().toString();
+                TreeMap<Integer, Path> rotated = AuditReader.rotated(dir, name);
+                for (Path old : rotated.tailMap(keepFiles, true).descendingMap().values()) {
+                    Files.deleteIfExists(old);
+                }
+                int top = 0;
+                while (top + 1 < keepFiles && rotated.containsKey(top + 1)) {
+                    top++;
+                }
+                for (int i = top; i >= 1; i--) {
+                    Files.move(sibling(i), sibling(i + 1), StandardCopyOption.ATOMIC_MOVE);
+                }
+                Files.move(path, sibling(1), StandardCopyOption.ATOMIC_MOVE);
+                syncDirectory(dir);
+            }
+            channel = openAppend(path);
+        }
+
+        private Path sibling(int index) {
+            return path.resolveSibling(path.getFileName() + "." + index);
+        }
+
+        private static void syncDirectory(Path dir) {
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true);
+            } catch (IOException e) {
+                // Not every platform can fsync a directory; the renames are atomic either way.
+            }
         }
 
         @Override

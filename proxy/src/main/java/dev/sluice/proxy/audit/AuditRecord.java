@@ -113,6 +113,15 @@ public record AuditRecord(
      * @throws IOException if the generator fails to write
      */
     public void writeJson(JsonGenerator out) throws IOException {
+        writeJson(out, null);
+    }
+
+    /**
+     * Writes this record as one JSON object like {@link #writeJson(JsonGenerator)}, with
+     * {@code prev_hash} as the last field when {@code prevHash} is non-null (the audit log's chain,
+     * see {@link AuditChain}).
+     */
+    void writeJson(JsonGenerator out, String prevHash) throws IOException {
         out.writeStartObject();
         out.writeStringField(AuditFields.TIME, formatTime(time));
         out.writeStringField(AuditFields.EVENT_ID, eventId);
@@ -144,6 +153,7 @@ public record AuditRecord(
         }
         string(out, AuditFields.PIN, pin);
         string(out, AuditFields.ERROR, error);
+        string(out, AuditFields.PREV_HASH, prevHash);
         out.writeEndObject();
     }
 

@@ -42,8 +42,8 @@ final class RunCommand implements Callable<Integer> {
             return 1;
         }
         Files.createDirectories(common.dataDir);
-        Path auditPath = common.dataDir.resolve(policy.auditPath());
-        AuditLog auditLog = AuditLog.open(auditPath);
+        Path auditPath = common.dataDir.resolve(policy.audit().path());
+        AuditLog auditLog = AuditLog.open(auditPath, policy.audit().maxFileBytes(), policy.audit().keepFiles());
         SluiceServer server;
         try {
             server = SluiceServer.start(policy, common.policy, common.dataDir, auditLog, Clock.systemUTC(), 0);

@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory;
  * file (an inotify watch on its directory, plus a check of the file's SHA-256 every
  * {@value #POLL_MILLIS} ms, which also catches symlink swaps). A change is acted on once the file
  * has been quiet for {@value #SETTLE_MILLIS} ms. The same broken content is reported once, not on
- * every check. A change of the {@code listen} section is logged as needing a restart; the listeners
- * keep their addresses.
+ * every check. A change of the {@code listen} or {@code audit} section is logged as needing a restart;
+ * the listeners keep their addresses and the audit log its file and rotation settings.
  */
 public final class PolicyReloader implements AutoCloseable {
 
@@ -97,6 +97,10 @@ public final class PolicyReloader implements AutoCloseable {
         if (!Objects.equals(next.listen(), running.listen())) {
             log.warn("policy reload: the listen section changed; restart needed for it to take effect "
                     + "(listeners keep their addresses)");
+        }
+        if (!Objects.equals(next.audit(), running.audit())) {
+            log.warn("policy reload: the audit section changed; restart needed for it to take effect "
+                    + "(the audit log keeps its file and rotation settings)");
         }
         holder.swap(next);
         lastFailedSha = null;

@@ -19,14 +19,14 @@ import java.util.Optional;
  * @param network the {@code network} section
  * @param listen the {@code listen} section
  * @param limits the {@code limits} section
- * @param auditPath the audit log file, relative paths resolved against the data dir by the caller
+ * @param audit the {@code audit} section: file, rotation size and retention
  * @param source where it came from (a file path, or {@code embedded:default-policy.yaml})
  * @param sha256Hex the SHA-256 of the file's bytes, lowercase hex
  * @param inspect hosts whose TLS Sluice terminates, by canonical host pattern ({@code inspect} section)
  * @param tls the {@code tls} section
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
-                     ListenSettings listen, Limits limits, Path auditPath, String source, String sha256Hex,
+                     ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls) {
 
     public Policy {
@@ -52,6 +52,14 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Returns {@code audit().path()}: the audit log file, a relative path to be resolved against the
+     * data dir by the caller; null only when {@code audit} is null (hand-built test policies).
+     */
+    public Path auditPath() {
+        return audit == null ? null : audit.path();
     }
 
     /** Returns the extension named {@code name}. */

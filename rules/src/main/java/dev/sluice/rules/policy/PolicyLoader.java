@@ -52,7 +52,7 @@ import java.util.regex.Pattern;
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
  * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
- * 15s, 120s, 32768 bytes, 32 MiB, 512; audit.path {@code audit.jsonl}; no resolvers (the system's);
+ * 15s, 120s, 32768 bytes, 32 MiB, 512; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
  * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
  * port.
  */
@@ -74,7 +74,7 @@ public final class PolicyLoader {
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_connections_per_extension");
-    private static final Set<String> AUDIT_KEYS = orderedSet("path");
+    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
@@ -231,13 +231,13 @@ public final class PolicyLoader {
             NetworkSettings network = network(value(top, "network"));
             ListenSettings listen = listen(value(top, "listen"));
             Limits limits = limits(value(top, "limits"));
-            Path auditPath = audit(value(top, "audit"));
+            AuditSettings audit = audit(value(top, "audit"));
             Map<String, InspectedHost> inspect = inspect(value(top, "inspect"));
             TlsSettings tls = tls(value(top, "tls"));
             if (!errors.isEmpty()) {
                 return null;
             }
-            return new Policy(mode, extensions, globalDeny, network, listen, limits, auditPath, source, sha256Hex,
+            return new Policy(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex,
                     inspect, tls);
         }
 
@@ -461,16 +461,17 @@ public final class PolicyLoader {
             return new Limits(header, idle, (int) headerBytes, body, (int) conns);
         }
 
-        Path audit(Node node) {
-            Path path = Path.of("audit.jsonl");
+        AuditSettings audit(Node node) {
+            AuditSettings d = AuditSettings.DEFAULT;
             if (node == null || isNull(node)) {
-                return path;
+                return d;
             }
             MapNode m = map(node, "audit");
             if (m == null) {
-                return path;
+                return d;
             }
             checkKeys(m, "audit.", AUDIT_KEYS, Set.of());
+            Path path = d.path();
             Node p = value(m, "path");
             if (p != null) {
                 String text = string(p, "audit.path");
@@ -486,7 +487,11 @@ public final class PolicyLoader {
                     }
                 }
             }
-            return path;
+            long maxFileBytes = size(value(m, "max_file_bytes"), "audit.max_file_bytes", d.maxFileBytes(),
+                    Long.MAX_VALUE);
+            long keepFiles = integer(value(m, "keep_files"), "audit.keep_files", d.keepFiles(), 1,
+                    AuditSettings.MAX_KEEP_FILES);
+            return new AuditSettings(path, maxFileBytes, (int) keepFiles);
         }
 
         Map<String, InspectedHost> inspect(Node node) {

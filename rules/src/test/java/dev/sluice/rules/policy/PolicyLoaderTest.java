@@ -92,6 +92,8 @@ class PolicyLoaderTest {
                   max_connections_per_extension: 7
                 audit:
                   path: /var/log/sluice/audit.jsonl
+                  max_file_bytes: 16MiB
+                  keep_files: 3
                 """.formatted(TOKEN_SHA), "full.yaml");
 
         assertThat(p.mode()).isEqualTo(Mode.REPORT);
@@ -124,6 +126,7 @@ class PolicyLoaderTest {
         assertThat(p.listen().dns()).isNull();
         assertThat(p.limits()).isEqualTo(new Limits(Duration.ofMillis(500), Duration.ofMinutes(2), 65536, 1048576, 7));
         assertThat(p.auditPath()).isEqualTo(Path.of("/var/log/sluice/audit.jsonl"));
+        assertThat(p.audit()).isEqualTo(new AuditSettings(Path.of("/var/log/sluice/audit.jsonl"), 16L << 20, 3));
     }
 
     @Test
@@ -136,6 +139,7 @@ class PolicyLoaderTest {
         assertThat(p.listen().admin()).isEqualTo(new InetSocketAddress(IpAddresses.parseStrict("127.0.0.1"), 9901));
         assertThat(p.limits()).isEqualTo(new Limits(Duration.ofSeconds(15), Duration.ofSeconds(120), 32768, 32L << 20, 512));
         assertThat(p.auditPath()).isEqualTo(Path.of("audit.jsonl"));
+        assertThat(p.audit()).isEqualTo(new AuditSettings(Path.of("audit.jsonl"), 64L << 20, 10));
         assertThat(p.network().resolvers()).isEmpty();
         assertThat(p.network().allowPrivate()).isEmpty();
         assertThat(p.sha256Hex()).isEqualTo(sha256("version: 1\n"));
@@ -298,6 +302,11 @@ class PolicyLoaderTest {
             rule unknown key       | version: 1\\ndeny:\\n  - {host: a.com, hots: x}                  | p.yaml:3:19: deny[0].hots: unknown key (expected one of: host, cidr, ports, methods, paths)
             hosts value            | version: 1\\nnetwork:\\n  hosts:\\n    a.test: example.com          | p.yaml:4:13: network.hosts.a.test: example.com (expected: an IP address such as 10.0.0.5 or fd00::5)
             hosts key literal      | version: 1\\nnetwork:\\n  hosts:\\n    10.0.0.1: 10.0.0.2            | p.yaml:4:5: network.hosts.10.0.0.1: an IP literal (expected: a DNS name)
+            audit unknown key      | version: 1\\naudit: {max_files: 3}                              | p.yaml:2:9: audit.max_files: unknown key (expected one of: path, max_file_bytes, keep_files)
+            audit size unit        | version: 1\\naudit: {max_file_bytes: 64MB}                      | p.yaml:2:25: audit.max_file_bytes: 64MB (expected: bytes, or a size such as 64KiB, 32MiB, 1GiB)
+            audit size zero        | version: 1\\naudit:\\n  max_file_bytes: 0                       | p.yaml:3:19: audit.max_file_bytes: 0 (expected: 1..9223372036854775807 bytes)
+            audit keep zero        | version: 1\\naudit:\\n  keep_files: 0                           | p.yaml:3:15: audit.keep_files: 0 (expected: 1..1000)
+            audit keep string      | version: 1\\naudit:\\n  keep_files: "3"                         | p.yaml:3:15: audit.keep_files: 3 (expected: an integer 1..1000)
             allow_private bad      | version: 1\\nnetwork:\\n  allow_private: [10.0.0.0/8/8]           | p.yaml:3:19: network.allow_private[0]: "10.0.0.0/8/8": prefix length (expected: 0..32)
             resolver name          | version: 1\\nnetwork:\\n  resolvers: [dns.google]                | p.yaml:3:15: network.resolvers[0]: dns.google (expected: address[:port], e.g. 127.0.0.53 or [::1]:53)
             zero duration          | version: 1\\nlimits:\\n  header_timeout: 0s                        | p.yaml:3:19: limits.header_timeout: 0s (expected: > 0)

@@ -1,0 +1,232 @@
+package dev.sluice.proxy.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.proxy.audit.AuditFields;
+import dev.sluice.proxy.audit.AuditReader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sluice audit tail}: the last {@code -n} records (default 20) that pass the filters, oldest
+ * first. {@code --format json} prints the lines exactly as stored (JSON Lines, {@code prev_hash}
+ * included); {@code table} prints one aligned row per record. {@code --follow} then keeps printing
+ * records as they are appended to the active file, following it across rotations (polling every
+ * {@value #FOLLOW_POLL_MILLIS} ms), until interrupted.
+ */
+@Command(name = "tail", mixinStandardHelpOptions = true, description = "Print the last records of the audit log.")
+final class AuditTailCommand implements Callable<Integer> {
+
+    static final long FOLLOW_POLL_MILLIS = 500;
+    private static final String ROW = "%-24s  %-16s  %-10s  %-22s  %-7s  %-40s  %6s  %10s  %10s";
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    AuditInput input;
+
+    @Mixin
+    AuditFilter filter;
+
+    @Option(names = {"-n", "--lines"}, paramLabel = "N", defaultValue = "20",
+            description = "How many records. Default: ${DEFAULT-VALUE}.")
+    int count;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
+            description = "table or json (the stored lines). Default: ${DEFAULT-VALUE}.")
+    String format;
+
+    @Option(names = {"-f", "--follow"}, description = "Keep printing records as they are written.")
+    boolean follow;
+
+    private record Entry(String raw, JsonNode record) {
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (!format.equals("table") && !format.equals("json")) {
+            throw new ParameterException(spec.commandLine(), "--format: " + format + " (expected: table or json)");
+        }
+        if (count < 0) {
+            throw new ParameterException(spec.commandLine(), "--lines: " + count + " (expected: >= 0)");
+        }
+        try {
+            filter.prepare(Clock.systemUTC());
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        List<Path> files;
+        try {
+            files = input.files();
+        } catch (AuditInput.InputException e) {
+            err.println("sluice: " + e.getMessage());
+            return 1;
+        }
+        Path last = files.get(files.size() - 1);
+        Object lastKey = fileKey(last); // before reading, so that a rotation during the read is noticed
+        ArrayDeque<Entry> kept = new ArrayDeque<>();
+        long[] lastFileBytes = {0};
+        long skipped = AuditInput.forEachRecord(files, (line, r) -> {
+            if (line.file().equals(last)) {
+                lastFileBytes[0] += line.bytes().length + 1L;
+            }
+            if (count > 0 && filter.matches(r)) {
+                if (kept.size() == count) {
+                    kept.removeFirst();
+                }
+                kept.addLast(new Entry(line.text(), r));
+            }
+        });
+        if (format.equals("table")) {
+            out.println(String.format(ROW, "TIME", "EXTENSION", "DECISION", "REASON", "METHOD", "DESTINATION",
+                    "STATUS", "SENT", "RECEIVED").stripTrailing());
+        }
+        for (Entry e : kept) {
+            print(out, e);
+        }
+        if (skipped > 0) {
+            err.println("sluice: skipped " + skipped + " lines that are not records (see `sluice audit verify`)");
+        }
+        out.flush();
+        if (follow) {
+            follow(out, err, last, lastKey, lastFileBytes[0]);
+        }
+        return 0;
+    }
+
+    private void print(PrintWriter out, Entry e) {
+        if (format.equals("json")) {
+            out.println(e.raw());
+            return;
+        }
+        JsonNode r = e.record();
+        String host = r.path(AuditFields.SERVER_ADDRESS).asText("");
+        JsonNode port = r.get(AuditFields.SERVER_PORT);
+        String destination = host.isEmpty() ? "-" : (host.indexOf(':') >= 0 ? "[" + host + "]" : host)
+                + (port == null ? "" : ":" + port.asInt());
+        out.println(String.format(ROW,
+                r.path(AuditFields.TIME).asText("-"),
+                r.path(AuditFields.EXTENSION).asText("-"),
+                r.path(AuditFields.DECISION).asText("-"),
+                r.path(AuditFields.REASON).asText("-"),
+                r.path(AuditFields.HTTP_REQUEST_METHOD).asText("-"),
+                destination,
+                r.path(AuditFields.HTTP_RESPONSE_STATUS_CODE).asText("-"),
+                r.path(AuditFields.BYTES_SENT).asText("0"),
+                r.path(AuditFields.BYTES_RECEIVED).asText("0")).stripTrailing());
+    }
+
+    /**
+     * Polls {@code file} from {@code position}. When the file was rotated since the last poll, first
+     * reads the rest of the old file (found among the rotated siblings by its file key) and any file
+     * rotated after it, then the new file from its start.
+     */
+    private void follow(PrintWriter out, PrintWriter err, Path file, Object fileKey, long position)
+            throws IOException {
+        StringBuilder partial = new StringBuilder();
+        while (!Thread.currentThread().isInterrupted()) {
+            try {
+                Thread.sleep(FOLLOW_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            Object key = fileKey(file);
+            if (key == null) {
+                continue; // between a rotation's rename and the new file
+            }
+            if (!Objects.equals(key, fileKey)) {
+                List<Path> set = AuditReader.files(file);
+                int old = -1;
+                for (int i = 0; i < set.size() - 1; i++) {
+                    if (Objects.equals(fileKey(set.get(i)), fileKey)) {
+                        old = i;
+                    }
+                }
+                if (old < 0) {
+                    err.println("sluice: the followed file was rotated away before it was read to its end; "
+                            + "records may be missing here");
+                    err.flush();
+                } else {
+                    drain(out, set.get(old), position, partial);
+                    for (int i = old + 1; i < set.size() - 1; i++) {
+                        partial.setLength(0);
+                        drain(out, set.get(i), 0, partial);
+                    }
+                }
+                fileKey = key;
+                position = 0;
+                partial.setLength(0);
+            }
+            position = drain(out, file, position, partial);
+            out.flush();
+        }
+    }
+
+    /** Prints the records in {@code file} from {@code position} on; returns the position after them. */
+    private long drain(PrintWriter out, Path file, long position, StringBuilder partial) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            if (ch.size() < position) {
+                position = 0;
+                partial.setLength(0);
+            }
+            ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+            java.io.ByteArrayOutputStream chunk = new java.io.ByteArrayOutputStream();
+            int n;
+            while ((n = ch.read(buf, position)) > 0) {
+                chunk.write(buf.array(), 0, n);
+                position += n;
+                buf.clear();
+            }
+            partial.append(chunk.toString(StandardCharsets.UTF_8));
+        } catch (NoSuchFileException e) {
+            return position;
+        }
+        int nl;
+        while ((nl = partial.indexOf("\n")) >= 0) {
+            String line = partial.substring(0, nl);
+            partial.delete(0, nl + 1);
+            JsonNode r;
+            try {
+                r = AuditInput.MAPPER.readTree(line);
+            } catch (IOException e) {
+                continue;
+            }
+            if (r != null && r.isObject() && filter.matches(r)) {
+                print(out, new Entry(line, r));
+            }
+        }
+        return position;
+    }
+
+    private static Object fileKey(Path file) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+            Object key = a.fileKey();
+            return key != null ? key : a.creationTime();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+}
