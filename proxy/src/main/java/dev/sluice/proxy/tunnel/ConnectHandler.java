@@ -145,8 +145,8 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         TunnelSession session = new TunnelSession(audit);
         downstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         upstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-        upstream.pipeline().addLast("relay", new TunnelRelay(session, downstream));
-        downstream.pipeline().addLast("relay", new TunnelRelay(session, upstream));
+        upstream.pipeline().addLast("relay", new TunnelRelay(session, downstream, false));
+        downstream.pipeline().addLast("relay", new TunnelRelay(session, upstream, true));
         for (String name : httpHandlers) {
             if (downstream.pipeline().get(name) != null) {
                 downstream.pipeline().remove(name);
@@ -158,7 +158,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         upstream.flush();
         if (downstreamInputShut) {
             // The client sent FIN before the tunnel was up: pass it on after its early bytes.
-            session.inputShutdown();
+            session.inputShutdown(true);
             Channel up = upstream;
             up.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> {
                 if (up instanceof io.netty.channel.socket.DuplexChannel duplex) {

@@ -26,10 +26,15 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
 
     private final TunnelSession session;
     private final Channel peer;
+    private final boolean downstreamSide;
 
-    TunnelRelay(TunnelSession session, Channel peer) {
+    /**
+     * @param downstreamSide true for the relay on the client's channel, false for the origin's
+     */
+    TunnelRelay(TunnelSession session, Channel peer, boolean downstreamSide) {
         this.session = session;
         this.peer = peer;
+        this.downstreamSide = downstreamSide;
     }
 
     @Override
@@ -40,6 +45,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
         }
         peer.write(msg).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
+                log.debug("tunnel write to {} failed: {} (cause: {})", f.channel(), f.cause(), f.cause().getCause());
                 session.error("write failed: " + f.cause().getClass().getSimpleName());
                 f.channel().close();
                 ctx.close();
@@ -73,7 +79,7 @@ final class TunnelRelay extends ChannelInboundHandlerAdapter {
         }
         if (evt instanceof ChannelInputShutdownEvent) {
             log.debug("tunnel channel {} input shut down", ctx.channel());
-            boolean both = session.inputShutdown();
+            boolean both = session.inputShutdown(downstreamSide);
             peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener((ChannelFutureListener) f -> {
                 if (both || !(peer instanceof DuplexChannel duplex)) {
                     peer.close();

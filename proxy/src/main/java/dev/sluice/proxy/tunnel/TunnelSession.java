@@ -11,15 +11,24 @@ final class TunnelSession {
 
     private final AuditEvent audit;
     private int closed;
-    private int inputsShut;
+    private boolean downstreamInputShut;
+    private boolean upstreamInputShut;
 
     TunnelSession(AuditEvent audit) {
         this.audit = audit;
     }
 
-    /** Records that one side sent FIN; returns true when both sides have. */
-    boolean inputShutdown() {
-        return ++inputsShut >= 2;
+    /**
+     * Records that one side sent FIN (idempotent per side: a repeated event for the same side counts
+     * once); returns true when both sides have.
+     */
+    boolean inputShutdown(boolean downstreamSide) {
+        if (downstreamSide) {
+            downstreamInputShut = true;
+        } else {
+            upstreamInputShut = true;
+        }
+        return downstreamInputShut && upstreamInputShut;
     }
 
     /** Records an error, once (the first error is the one that ended the tunnel). */

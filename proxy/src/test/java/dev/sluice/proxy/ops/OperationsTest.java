@@ -276,6 +276,37 @@ class OperationsTest {
                 && r.path("http.response.status_code").asInt() == 503);
     }
 
+    /**
+     * A client's FIN while reading is paused for backpressure, with the echo still flowing back: the
+     * whole echo must arrive (regression for the epoll half-close registration loss described at
+     * {@code Transport#detect()}). Repeated because the window is a race.
+     */
+    @org.junit.jupiter.api.RepeatedTest(10)
+    void halfCloseUnderBackpressureDeliversTheWholeEcho() throws Exception {
+        sluice = SluiceFixture.start(policy("  max_header_bytes: 32768"));
+        long total = 48L << 20;
+        ExecutorService client = Executors.newSingleThreadExecutor();
+        try (Socket socket = tunnel(null)) {
+            assertThat(head(socket)).startsWith("HTTP/1.1 200");
+            Future<Long> echoed = client.submit(() -> {
+                long n = 0;
+                byte[] buf = new byte[65536];
+                for (int r; (r = socket.getInputStream().read(buf)) > 0; ) {
+                    n += r;
+                }
+                return n;
+            });
+            byte[] chunk = new byte[1 << 20];
+            for (int i = 0; i < 48; i++) {
+                socket.getOutputStream().write(chunk);
+            }
+            socket.shutdownOutput();
+            assertThat(echoed.get()).isEqualTo(total);
+        } finally {
+            client.shutdownNow();
+        }
+    }
+
     @Test
     void gracefulShutdownLetsA50MegabyteTransferFinishAndWritesItsRecord() throws Exception {
         sluice = SluiceFixture.start(policy("  max_header_bytes: 32768"));
