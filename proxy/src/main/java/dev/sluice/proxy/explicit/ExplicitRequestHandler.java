@@ -10,6 +10,7 @@ import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.RequestInfo;
+import dev.sluice.rules.decision.Verdict;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
@@ -291,6 +292,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
         RequestInfo info = connect ? null : new RequestInfo(request.method().name(), httpTarget.path());
         Decision decision = Decider.decide(policy, extension.get(), target, info);
+        if (connect && decision.verdict() != Verdict.ALLOW && policy.inspected(target.host()).isPresent()
+                && (decision.reason() == Reason.METHOD_NOT_ALLOWED || decision.reason() == Reason.PATH_NOT_ALLOWED)) {
+            // A rule names this host and port but limits methods or paths. Inside an intercepted tunnel
+            // every request is visible and decided on its own, so the tunnel itself may open.
+            decision = Decision.allow(decision.ruleId());
+        }
         audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
         if (!decision.permits()) {
             refuse(ctx, request, audit, decision, connect, null);

@@ -71,6 +71,18 @@ public final class SluiceFixture implements AutoCloseable {
         return new SluiceFixture(dir, log, server);
     }
 
+    /**
+     * Starts a new Sluice on an existing data dir (its {@code policy.yaml}, CA and pins), as a restart
+     * of the process would.
+     */
+    public static SluiceFixture restart(Path dir) throws Exception {
+        Path file = dir.resolve("policy.yaml");
+        Policy policy = PolicyLoader.load(file);
+        AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
+        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2);
+        return new SluiceFixture(dir, log, server);
+    }
+
     /** Returns a port nobody listens on right now (for policies that must name Sluice's own port). */
     public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
