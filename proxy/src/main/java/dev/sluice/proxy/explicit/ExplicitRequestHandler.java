@@ -265,6 +265,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
 
+        if (overBudget(policy, extension.get())) {
+            describeTargetForAudit(request, audit);
+            refuse(ctx, request, audit, Decision.deny(Reason.EGRESS_BUDGET, "limits.egress_budget"), false, null);
+            return;
+        }
+
         boolean connect = HttpMethod.CONNECT.equals(request.method());
         Target target;
         HttpTarget httpTarget = null;
@@ -311,7 +317,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
             // the CONNECT header), untouched.
             ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit,
-                    context.metrics().traffic(policy, extension.get(), decision), extension.get().name(), LISTENER));
+                    context.traffic(policy, extension.get(), decision), extension.get().name(), LISTENER));
             ctx.pipeline().remove(ExplicitChannelInitializer.DECODER);
             return;
         }
@@ -327,7 +333,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         state = State.FORWARDING;
         ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
-                HttpUtil.isKeepAlive(request), context.metrics().traffic(policy, extension.get(), decision)));
+                HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision)));
     }
 
     /**
@@ -346,6 +352,10 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         audit.extension(extension.get().name());
+        if (overBudget(policy, extension.get())) {
+            refuse(ctx, request, audit, Decision.deny(Reason.EGRESS_BUDGET, "limits.egress_budget"), false, null);
+            return;
+        }
         String uri = request.uri();
         if (HttpMethod.CONNECT.equals(request.method()) || !uri.startsWith("/")) {
             refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.request_target"), true,
@@ -388,7 +398,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         state = State.FORWARDING;
         ctx.fireChannelRead(new ForwardRequest(upstream, new HttpTarget("https", target, uri), decision, policy, audit,
-                HttpUtil.isKeepAlive(request), context.metrics().traffic(policy, extension.get(), decision)));
+                HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision)));
+    }
+
+    private boolean overBudget(Policy policy, Extension extension) {
+        return context.budgets().exhausted(extension.name(), policy.limits().egressBudgetBytes(),
+                policy.limits().egressBudgetWindow());
     }
 
     /** Fills in the target of a request refused before its target mattered (best effort, for the record). */

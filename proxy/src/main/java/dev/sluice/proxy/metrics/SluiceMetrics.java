@@ -75,7 +75,7 @@ public final class SluiceMetrics {
                 Counter.builder(MetricNames.EGRESS_BYTES).baseUnit("bytes").tags(tags)
                         .description("Bytes sent toward the internet").register(registry),
                 Counter.builder(MetricNames.INGRESS_BYTES).baseUnit("bytes").tags(tags)
-                        .description("Bytes received back from the internet").register(registry));
+                        .description("Bytes received back from the internet").register(registry), null);
     }
 
     private String destination(Policy policy, Extension extension, Decision decision) {

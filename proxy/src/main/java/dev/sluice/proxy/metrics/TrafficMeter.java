@@ -1,5 +1,6 @@
 package dev.sluice.proxy.metrics;
 
+import dev.sluice.proxy.server.EgressBudgets;
 import io.micrometer.core.instrument.Counter;
 
 /**
@@ -8,6 +9,12 @@ import io.micrometer.core.instrument.Counter;
  *
  * @param egress bytes toward the internet
  * @param ingress bytes back from the internet
+ * @param budget the extension's egress budget account, or null
  */
-public record TrafficMeter(Counter egress, Counter ingress) {
+public record TrafficMeter(Counter egress, Counter ingress, EgressBudgets.Account budget) {
+
+    /** Returns these counters with {@code account} also charged for egress bytes. */
+    public TrafficMeter withBudget(EgressBudgets.Account account) {
+        return new TrafficMeter(egress, ingress, account);
+    }
 }

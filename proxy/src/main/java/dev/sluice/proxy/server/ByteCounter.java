@@ -71,6 +71,9 @@ public final class ByteCounter extends ChannelDuplexHandler {
             }
             if (meter != null) {
                 meter.egress().increment(n);
+                if (meter.budget() != null) {
+                    meter.budget().add(n);
+                }
             }
         }
         ctx.write(msg, promise);

@@ -18,8 +18,19 @@ import java.time.Clock;
  * @param metrics the metrics registry
  * @param connections per-extension connection counts and caps
  * @param interception the TLS material for inspected hosts
+ * @param budgets per-extension egress byte budgets
  */
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
                            Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
-                           InterceptionTls interception) {
+                           InterceptionTls interception, EgressBudgets budgets) {
+
+    /**
+     * Returns the byte counters for traffic of {@code extension} decided by {@code decision}, charging
+     * the extension's egress budget.
+     */
+    public dev.sluice.proxy.metrics.TrafficMeter traffic(dev.sluice.rules.policy.Policy policy,
+                                                         dev.sluice.rules.policy.Extension extension,
+                                                         dev.sluice.rules.decision.Decision decision) {
+        return metrics.traffic(policy, extension, decision).withBudget(budgets.account(extension.name()));
+    }
 }

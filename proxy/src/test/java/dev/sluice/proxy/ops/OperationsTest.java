@@ -308,6 +308,29 @@ class OperationsTest {
     }
 
     @Test
+    void theEgressBudgetAnswers429OnceSpentAndOnlyForThatExtension() throws Exception {
+        sluice = SluiceFixture.start(policy("  egress_budget: 1MiB\n  egress_budget_window: 1h"));
+        try (Socket socket = tunnel(null)) {
+            assertThat(head(socket)).startsWith("HTTP/1.1 200");
+            byte[] payload = new byte[2 << 20];
+            socket.getOutputStream().write(payload);
+            assertThat(socket.getInputStream().readNBytes(payload.length)).hasSize(payload.length);
+        }
+        try (Socket refused = tunnel(null)) {
+            String head = head(refused);
+            assertThat(head).startsWith("HTTP/1.1 429");
+            assertThat(head).contains("egress_budget");
+        }
+        String basic = "Basic " + java.util.Base64.getEncoder().encodeToString(
+                "other:other-token".getBytes(StandardCharsets.US_ASCII));
+        try (Socket other = tunnel(basic)) {
+            assertThat(head(other)).startsWith("HTTP/1.1 200");
+        }
+        assertThat(sluice.audit()).anyMatch(r -> r.path("reason").asText().equals("egress_budget")
+                && r.path("http.response.status_code").asInt() == 429);
+    }
+
+    @Test
     void gracefulShutdownLetsA50MegabyteTransferFinishAndWritesItsRecord() throws Exception {
         sluice = SluiceFixture.start(policy("  max_header_bytes: 32768"));
         long total = 50L * 1024 * 1024;

@@ -73,7 +73,7 @@ public final class PolicyLoader {
     private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
-            "max_inspected_body", "max_connections_per_extension");
+            "max_inspected_body", "max_connections_per_extension", "egress_budget", "egress_budget_window");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
@@ -458,7 +458,10 @@ public final class PolicyLoader {
             long body = size(value(m, "max_inspected_body"), "limits.max_inspected_body", d.maxInspectedBodyBytes(), Long.MAX_VALUE);
             long conns = integer(value(m, "max_connections_per_extension"), "limits.max_connections_per_extension",
                     d.maxConnectionsPerExtension(), 1, Integer.MAX_VALUE);
-            return new Limits(header, idle, (int) headerBytes, body, (int) conns);
+            long budget = size(value(m, "egress_budget"), "limits.egress_budget", d.egressBudgetBytes(), Long.MAX_VALUE);
+            Duration window = duration(value(m, "egress_budget_window"), "limits.egress_budget_window",
+                    d.egressBudgetWindow());
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window);
         }
 
         AuditSettings audit(Node node) {
