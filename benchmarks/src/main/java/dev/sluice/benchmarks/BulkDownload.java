@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Downloads everything a bulk origin sends, directly or through a CONNECT tunnel, and prints MB/s.
- * Usage: {@code BulkDownload ORIGIN_PORT [PROXY_PORT]}; the origin is 127.0.0.1.
+ * Usage: {@code BulkDownload ORIGIN_PORT [PROXY_PORT] [--throttle]}; the origin is 127.0.0.1.
+ * {@code --throttle} reads at about 25 MB/s, so that a transfer lasts long enough to be interrupted.
  */
 public final class BulkDownload {
 
@@ -17,6 +18,7 @@ public final class BulkDownload {
     public static void main(String[] args) throws Exception {
         int originPort = Integer.parseInt(args[0]);
         int proxyPort = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        boolean throttle = args.length > 2 && args[2].equals("--throttle");
         long start = System.nanoTime();
         long total = 0;
         try (Socket socket = new Socket("127.0.0.1", proxyPort > 0 ? proxyPort : originPort)) {
@@ -45,6 +47,9 @@ public final class BulkDownload {
             byte[] buf = new byte[1 << 20];
             for (int n; (n = in.read(buf)) > 0; ) {
                 total += n;
+                if (throttle) {
+                    Thread.sleep(Math.max(1, n / 25_000));
+                }
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
