@@ -196,6 +196,18 @@ class InterceptionTest {
         String nodeOut = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         assertThat(nodeOut).isEqualTo("200 {\"ok\":true}");
         assertThat(audited("url.path", "/v1/node").path("tls.mode").asText()).isEqualTo("intercept");
+
+        // Node's fetch (undici, installed by .ci/run from proxy/src/test/node), proxy and trust from the env.
+        Path nodeDir = Path.of("src/test/node").toAbsolutePath();
+        assertThat(nodeDir.resolve("node_modules/undici")).as("run: (cd proxy/src/test/node && npm ci)").isDirectory();
+        ProcessBuilder fetch = new ProcessBuilder("node", nodeDir.resolve("fetch-through-proxy.js").toString(),
+                url("/v1/fetch")).redirectError(ProcessBuilder.Redirect.DISCARD).directory(nodeDir.toFile());
+        fetch.environment().putAll(env);
+        Process f = fetch.start();
+        assertThat(f.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(new String(f.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim())
+                .isEqualTo("200 {\"ok\":true}");
+        assertThat(audited("url.path", "/v1/fetch").path("http.request.method").asText()).isEqualTo("POST");
     }
 
     @Test
