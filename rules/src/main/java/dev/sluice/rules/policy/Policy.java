@@ -19,12 +19,14 @@ import java.util.Optional;
  * @param network the {@code network} section
  * @param listen the {@code listen} section
  * @param limits the {@code limits} section
+ * @param redaction the {@code redaction} section (defaults when absent: redact with every built-in detector)
  * @param auditPath the audit log file, relative paths resolved against the data dir by the caller
  * @param source where it came from (a file path, or {@code embedded:default-policy.yaml})
  * @param sha256Hex the SHA-256 of the file's bytes, lowercase hex
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
-                     ListenSettings listen, Limits limits, Path auditPath, String source, String sha256Hex) {
+                     ListenSettings listen, Limits limits, RedactionSettings redaction, Path auditPath, String source,
+                     String sha256Hex) {
 
     public Policy {
         extensions = Map.copyOf(extensions);
