@@ -396,14 +396,15 @@ public final class BuiltinDetectors {
     /**
      * PEM or OpenPGP armored private key: from {@code -----BEGIN ... PRIVATE KEY-----} (RSA, EC, DSA,
      * OPENSSH, ENCRYPTED, plain PKCS#8) or {@code -----BEGIN PGP PRIVATE KEY BLOCK-----} through the
-     * matching END line, with up to three hyphenated header lines (Proc-Type, DEK-Info). Newlines may be
+     * matching END line, with up to six single hyphens in header lines before the body (Proc-Type, DEK-Info:
+ * AES-128-CBC). Newlines may be
      * real or escaped ({@code \n}). Longest match 13,200 characters (an 8192-bit RSA key is about 6,400).
      * Sources: RFC 7468, "Textual Encodings of PKIX, PKCS, and CMS Structures"; RFC 4880 section 6.2,
      * OpenPGP ASCII armor; RFC 1421 section 4.6 (Proc-Type and DEK-Info headers).
      */
     public static final Detector PRIVATE_KEY_PEM = prefixed("private-key-pem", "PEM or PGP armored private key",
             List.of("-----begin "),
-            "-----BEGIN (?:[A-Z0-9]{1,20} ){0,2}PRIVATE KEY(?: BLOCK)?-----[^-]{16,10000}(?:-[A-Za-z][^-]{1,1000}){0,3}"
+            "-----BEGIN (?:[A-Z0-9]{1,20} ){0,2}PRIVATE KEY(?: BLOCK)?-----(?:[^-]{0,300}-[A-Za-z0-9]){0,6}[^-]{16,10000}"
                     + "-----END (?:[A-Z0-9]{1,20} ){0,2}PRIVATE KEY(?: BLOCK)?-----",
             13200, 0, null);
 
@@ -436,7 +437,8 @@ public final class BuiltinDetectors {
     /**
      * Generic secret assignment: a label (password, passwd, pwd, secret, api_key, apikey, access_key,
      * token — with up to 30 more name characters, e.g. {@code DB_PASSWORD_PROD}), an assignment
-     * ({@code =}, {@code :}, {@code :=}, {@code =>}), optional quotes, and a value of 8 to 128 characters.
+     * ({@code =}, {@code :}, {@code :=}, {@code =>}), optional quotes, and a value of 8 to 128 characters
+ * (not ending in a full stop).
      * Only values with Shannon entropy of at least 3.0 bits per character that do not look like a
      * placeholder or a code identifier (e.g. {@code process.env.TOKEN}) are reported. The value is what is
      * redacted. Source: our own rule; the entropy gate follows the practice described in gitleaks'
@@ -446,7 +448,7 @@ public final class BuiltinDetectors {
             "generic secret assignment (password=..., api_key: ...) with an entropy gate",
             List.of("password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "token"),
             "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}\\\\?[\"']?\\s{0,4}"
-                    + "(?::=|=>|[:=])\\s{0,4}\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{8,128})",
+                    + "(?::=|=>|[:=])\\s{0,4}\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{7,127}[^\\s\"'`,;(){}\\[\\]<>$\\\\.])",
             200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s));
 
     private static final List<Detector> ALL = List.of(
