@@ -37,6 +37,30 @@ public final class BuiltinDetectors {
         return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false);
     }
 
+    /** A labelled detector whose pattern is {@code label name-chars quote? spaces (:|=) ...}. */
+    private static Detector assignment(String id, String description, List<String> keywords, String regex, int maxLength,
+                                       double minEntropy, Predicate<String> validator, int maxNameChars) {
+        return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false,
+                Precheck.assignment(maxNameChars));
+    }
+
+    /** At {@code ://}: user chars, then ':' within 64 characters, as the pattern needs. */
+    private static boolean urlUserinfoFollows(byte[] text, int start, int limit) {
+        int i = start + 3;
+        int end = Math.min(limit, i + 65);
+        for (; i < end; i++) {
+            byte b = text[i];
+            if (b == ':') {
+                return true;
+            }
+            if (b <= ' ' || b == '@' || b == '/' || b == '?' || b == '#' || b == '"' || b == '\'' || b == '<' || b == '>'
+                    || b == '\\') {
+                return false;
+            }
+        }
+        return i >= limit;
+    }
+
     // ---------------------------------------------------------------- cloud providers
 
     /**
@@ -57,12 +81,12 @@ public final class BuiltinDetectors {
      * (https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html); the label names are those of
      * the AWS CLI configuration file and the STS/IAM JSON responses.
      */
-    public static final Detector AWS_SECRET_ACCESS_KEY = labelled("aws-secret-access-key",
+    public static final Detector AWS_SECRET_ACCESS_KEY = assignment("aws-secret-access-key",
             "AWS secret access key next to its label",
             List.of("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
             "(?i:(?:aws_?)?secret_?access_?key|secret-access-key|aws_secret(?:_key)?)"
-                    + "\\\\?[\"']?\\s{0,4}(?::=|=>|[:=])\\s{0,4}\\\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-            96, 3.0, null);
+                    + "\\\\?[\"']?\\s{0,4}+(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+            96, 3.0, null, 24);
 
     /**
      * Amazon Bedrock API key: long-term keys start with ABSK followed by base64; short-term keys start
@@ -349,7 +373,7 @@ public final class BuiltinDetectors {
      */
     public static final Detector OPENAI_API_KEY = new Detector("openai-api-key", "OpenAI API key (sk-...T3BlbkFJ...)",
             List.of("t3blbkfj"),
-            Pattern.compile("(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16,250}"
+            Pattern.compile("sk-(?<![A-Za-z0-9_-]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16,250}"
                     + NA_URL),
             0, 3.0, null, 270, 530, false);
 
@@ -426,13 +450,15 @@ public final class BuiltinDetectors {
     /**
      * Password in a URL's userinfo: {@code scheme://user:password@host}. Only the password is redacted;
      * obvious placeholders ({@code password}, {@code ****}, {@code ${VAR}}, {@code <pass>}) are not
-     * reported. Source: RFC 3986 section 3.2.1 (userinfo; "user:password" is deprecated there).
+     * reported. The match starts at {@code ://} (the scheme is checked by a look-behind), so the pattern
+     * runs anchored at each keyword. Source: RFC 3986 section 3.2.1 (userinfo; "user:password" is
+     * deprecated there).
      */
     public static final Detector URL_PASSWORD = new Detector("url-password", "password in a URL (scheme://user:pass@host)",
             List.of("://"),
-            Pattern.compile("(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\\s:@/?#\"'<>\\\\]{1,64}:"
-                    + "([^\\s:@/?#\"'<>\\\\]{3,128})@(?=[A-Za-z0-9\\[])"),
-            1, 0, BuiltinDetectors::notPlaceholder, 24, 230, false);
+            Pattern.compile("(?<=[A-Za-z][A-Za-z0-9+.-]{0,20})://[^\\s:@/?#\"'<>\\\\]{1,64}+:"
+                    + "([^\\s:@/?#\"'<>\\\\]{3,128}+)@(?=[A-Za-z0-9\\[])"),
+            1, 0, BuiltinDetectors::notPlaceholder, 0, 200, false, BuiltinDetectors::urlUserinfoFollows);
 
     /**
      * Generic secret assignment: a label (password, passwd, pwd, secret, api_key, apikey, access_key,
@@ -444,12 +470,12 @@ public final class BuiltinDetectors {
      * redacted. Source: our own rule; the entropy gate follows the practice described in gitleaks'
      * documentation (https://github.com/gitleaks/gitleaks#configuration, {@code entropy}).
      */
-    public static final Detector GENERIC_SECRET = labelled("generic-secret",
+    public static final Detector GENERIC_SECRET = assignment("generic-secret",
             "generic secret assignment (password=..., api_key: ...) with an entropy gate",
             List.of("password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "token"),
-            "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}\\\\?[\"']?\\s{0,4}"
-                    + "(?::=|=>|[:=])\\s{0,4}\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{7,127}[^\\s\"'`,;(){}\\[\\]<>$\\\\.])",
-            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s));
+            "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}+\\\\?[\"']?\\s{0,4}+"
+                    + "(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{7,127}[^\\s\"'`,;(){}\\[\\]<>$\\\\.])",
+            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s), 45);
 
     private static final List<Detector> ALL = List.of(
             AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_BEDROCK_API_KEY,

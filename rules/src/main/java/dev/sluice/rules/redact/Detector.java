@@ -37,10 +37,11 @@ import java.util.regex.Pattern;
  * @param maxLength longest match in characters (bytes), 1..65536
  * @param keywordAtWordStart when true a keyword hit counts only where the byte before it is not an
  *                           ASCII letter or digit (cuts hits such as "sk" inside "task")
+ * @param precheck cheap test at a keyword hit before the pattern runs; {@code null} for none
  */
 public record Detector(String id, String description, List<String> keywords, Pattern pattern, int secretGroup,
                        double minEntropy, Predicate<String> validator, int maxCharsBeforeKeyword, int maxLength,
-                       boolean keywordAtWordStart) {
+                       boolean keywordAtWordStart, Precheck precheck) {
 
     /** Largest {@link #maxLength} accepted. */
     public static final int MAX_LENGTH_LIMIT = 65536;
@@ -83,6 +84,14 @@ public record Detector(String id, String description, List<String> keywords, Pat
             throw new IllegalArgumentException(id + ": maxCharsBeforeKeyword: " + maxCharsBeforeKeyword
                     + " (expected: 0.." + maxLength + ")");
         }
+    }
+
+    /** A detector without a {@link Precheck}. */
+    public Detector(String id, String description, List<String> keywords, Pattern pattern, int secretGroup,
+                    double minEntropy, Predicate<String> validator, int maxCharsBeforeKeyword, int maxLength,
+                    boolean keywordAtWordStart) {
+        this(id, description, keywords, pattern, secretGroup, minEntropy, validator, maxCharsBeforeKeyword, maxLength,
+                keywordAtWordStart, null);
     }
 
     /**

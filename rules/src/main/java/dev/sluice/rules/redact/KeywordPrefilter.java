@@ -15,11 +15,12 @@ import java.util.Objects;
  * folding (A–Z read as a–z), so one pass over the bytes, without lowercasing them first, finds every
  * keyword occurrence. Only detectors with a keyword in a window run their pattern there.
  *
- * <p>Layout: bytes are mapped to classes (bytes in no keyword share one class; A–Z share the class of
- * a–z), and the table has one {@code int} per (state, class): {@code nextState * classes}, with the
- * sign bit set when {@code nextState} ends one or more keywords. The table stays small enough for the
- * first-level cache, and the inner loop is one class load, one table load and one sign test per byte;
- * long inputs are scanned in four interleaved lanes. Immutable and thread-safe; the scanning state of a stream is an {@code int} the caller
+ * <p>Layout: one {@code int} per (state, byte): {@code nextState * 256}, with the sign bit set when
+ * {@code nextState} ends one or more keywords; upper-case columns repeat the lower-case ones. The inner
+ * loop is one table load and one sign test per byte, and inputs of 4 KiB or more are scanned in four
+ * interleaved lanes, so four independent load chains overlap. (Measured on the benchmark prompt: the
+ * four lanes scan about 3 times as fast as one; compressing bytes to classes first, for a smaller
+ * table, was slower than the extra load it costs.) Immutable and thread-safe; the scanning state of a stream is an {@code int} the caller
  * keeps ({@link #START_STATE} at the beginning).
  *
  * <p>Reference: A. V. Aho, M. J. Corasick, "Efficient string matching: an aid to bibliographic search",
@@ -46,16 +47,12 @@ public final class KeywordPrefilter {
     private final int[][] keywordDetectors;
     private final int[] keywordLength;
     private final int[] table;
-    private final byte[] classOf;
-    private final int classes;
     private final int[][] outputs;
     private final int detectorCount;
     private final int maxKeywordLength;
 
     private KeywordPrefilter(List<String> keywords, int[][] keywordDetectors, int[] table, int[][] outputs,
-                             byte[] classOf, int classes, int detectorCount) {
-        this.classOf = classOf;
-        this.classes = classes;
+                             int detectorCount) {
         this.keywords = List.copyOf(keywords);
         this.keywordDetectors = keywordDetectors;
         this.keywordLength = keywords.stream().mapToInt(String::length).toArray();
@@ -133,39 +130,23 @@ public final class KeywordPrefilter {
         if ((long) n * 256 > Integer.MAX_VALUE / 4) {
             throw new IllegalArgumentException("keywords: too many (" + n + " automaton states)");
         }
-        // byte classes: bytes that occur in no keyword share class 0; A-Z share the class of a-z
-        byte[] classOf = new byte[256];
-        int[] representative = new int[256];
-        int classes = 1;
-        for (String k : keywords) {
-            for (byte b : k.getBytes(StandardCharsets.US_ASCII)) {
-                int c = b & 0xff;
-                if (classOf[c] == 0) {
-                    representative[classes] = c;
-                    classOf[c] = (byte) classes++;
-                    if (c >= 'a' && c <= 'z') {
-                        classOf[c - 32] = classOf[c];
-                    }
-                }
-            }
-        }
-        representative[0] = 0; // NUL occurs in no keyword (keywords are printable)
         int[][] outputs = new int[n][];
         for (int s = 0; s < n; s++) {
             outputs[s] = out.get(s).stream().mapToInt(Integer::intValue).toArray();
         }
-        int[] table = new int[n * classes];
+        int[] table = new int[n * 256];
         for (int s = 0; s < n; s++) {
-            for (int c = 0; c < classes; c++) {
-                int t = next.get(s)[representative[c]];
-                int entry = t * classes;
+            for (int c = 0; c < 256; c++) {
+                int lower = c >= 'A' && c <= 'Z' ? c + 32 : c;
+                int t = next.get(s)[lower];
+                int entry = t << 8;
                 if (outputs[t].length > 0) {
                     entry |= 0x80000000;
                 }
-                table[s * classes + c] = entry;
+                table[(s << 8) | c] = entry;
             }
         }
-        return new KeywordPrefilter(keywords, keywordDetectors, table, outputs, classOf, classes, detectors.size());
+        return new KeywordPrefilter(keywords, keywordDetectors, table, outputs, detectors.size());
     }
 
     private static int[] filled() {
@@ -201,41 +182,67 @@ public final class KeywordPrefilter {
         int c = p2 - overlap;
         int d = p3 - overlap;
         final int[] t = table;
-        final byte[] cls = classOf;
         int s0 = state;
         int s1 = START_STATE;
         int s2 = START_STATE;
         int s3 = START_STATE;
         int common = quarter; // every lane has at least this many bytes; lane 0 has exactly this many
-        for (int i = 0; i < common; i++) {
-            int e0 = t[s0 + cls[buf[a + i] & 0xff]];
-            int e1 = t[s1 + cls[buf[b + i] & 0xff]];
-            int e2 = t[s2 + cls[buf[c + i] & 0xff]];
-            int e3 = t[s3 + cls[buf[d + i] & 0xff]];
-            if ((e0 | e1 | e2 | e3) < 0) {
-                if (e0 < 0) {
-                    report(e0, a + i + 1, from, sink);
-                }
-                if (e1 < 0) {
-                    report(e1, b + i + 1, p1, sink);
-                }
-                if (e2 < 0) {
-                    report(e2, c + i + 1, p2, sink);
-                }
-                if (e3 < 0) {
-                    report(e3, d + i + 1, p3, sink);
+        // The hot loop makes no calls: steps where any lane reached an output state are noted in small
+        // arrays and reported between blocks (a call inside the loop makes the JIT spill the states).
+        int[] pendStep = new int[PENDING];
+        int[] pendEntry = new int[PENDING * 4];
+        int i = 0;
+        while (i < common) {
+            int np = 0;
+            for (; i < common; i++) {
+                int e0 = t[s0 | (buf[a + i] & 0xff)];
+                int e1 = t[s1 | (buf[b + i] & 0xff)];
+                int e2 = t[s2 | (buf[c + i] & 0xff)];
+                int e3 = t[s3 | (buf[d + i] & 0xff)];
+                s0 = e0 & 0x7fffffff;
+                s1 = e1 & 0x7fffffff;
+                s2 = e2 & 0x7fffffff;
+                s3 = e3 & 0x7fffffff;
+                if ((e0 | e1 | e2 | e3) < 0) {
+                    pendStep[np] = i;
+                    pendEntry[4 * np] = e0;
+                    pendEntry[4 * np + 1] = e1;
+                    pendEntry[4 * np + 2] = e2;
+                    pendEntry[4 * np + 3] = e3;
+                    if (++np == PENDING) {
+                        i++;
+                        break;
+                    }
                 }
             }
-            s0 = e0 & 0x7fffffff;
-            s1 = e1 & 0x7fffffff;
-            s2 = e2 & 0x7fffffff;
-            s3 = e3 & 0x7fffffff;
+            for (int k = 0; k < np; k++) {
+                int step = pendStep[k];
+                int e0 = pendEntry[4 * k];
+                int e1 = pendEntry[4 * k + 1];
+                int e2 = pendEntry[4 * k + 2];
+                int e3 = pendEntry[4 * k + 3];
+                if (e0 < 0) {
+                    report(e0, a + step + 1, from, sink);
+                }
+                if (e1 < 0) {
+                    report(e1, b + step + 1, p1, sink);
+                }
+                if (e2 < 0) {
+                    report(e2, c + step + 1, p2, sink);
+                }
+                if (e3 < 0) {
+                    report(e3, d + step + 1, p3, sink);
+                }
+            }
         }
         // tails: lanes 1-2 have `overlap` bytes left before the next lane's start, lane 3 runs to the end
         scanTail(buf, b + common, p2, s1, p1, sink);
         scanTail(buf, c + common, p3, s2, p2, sink);
         return scanTail(buf, d + common, to, s3, p3, sink);
     }
+
+    /** Output steps noted before they are reported. */
+    private static final int PENDING = 64;
 
     /** Inputs shorter than this are scanned in one lane. */
     static final int LANE_THRESHOLD = 4096;
@@ -244,17 +251,16 @@ public final class KeywordPrefilter {
         if (endExclusive <= minEndExclusive) {
             return;
         }
-        for (int k : outputs[(entry & 0x7fffffff) / classes]) {
+        for (int k : outputs[(entry & 0x7fffffff) >>> 8]) {
             sink.hit(k, endExclusive);
         }
     }
 
     private int scanTail(byte[] buf, int from, int to, int state, int minEndExclusive, HitSink sink) {
         final int[] t = table;
-        final byte[] cls = classOf;
         int s = state;
         for (int i = from; i < to; i++) {
-            int e = t[s + cls[buf[i] & 0xff]];
+            int e = t[s | (buf[i] & 0xff)];
             if (e < 0) {
                 report(e, i + 1, minEndExclusive, sink);
             }
@@ -265,13 +271,12 @@ public final class KeywordPrefilter {
 
     private int scanOne(byte[] buf, int from, int to, int state, HitSink sink) {
         final int[] t = table;
-        final byte[] cls = classOf;
         int s = state;
         for (int i = from; i < to; i++) {
-            int e = t[s + cls[buf[i] & 0xff]];
+            int e = t[s | (buf[i] & 0xff)];
             if (e < 0) {
                 s = e & 0x7fffffff;
-                for (int k : outputs[s / classes]) {
+                for (int k : outputs[s >>> 8]) {
                     sink.hit(k, i + 1);
                 }
             } else {

@@ -351,6 +351,9 @@ public final class StreamingRedactor {
             if (covered(d, ks)) {
                 continue;
             }
+            if (det.precheck() != null && !det.precheck().mayMatch(dec, (int) (ks - decBase), decLen)) {
+                continue;
+            }
             long regionStart = Math.max(ks - det.maxCharsBeforeKeyword(), decBase);
             Matcher m = matcher(d);
             m.region((int) (regionStart - decBase), (int) (regionEnd - decBase));
