@@ -24,10 +24,11 @@ import java.util.Optional;
  * @param sha256Hex the SHA-256 of the file's bytes, lowercase hex
  * @param inspect hosts whose TLS Sluice terminates, by canonical host pattern ({@code inspect} section)
  * @param tls the {@code tls} section
+ * @param redaction the {@code redaction} section (defaults when absent: redact with every built-in detector)
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
-                     Map<String, InspectedHost> inspect, TlsSettings tls) {
+                     Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
 
     public Policy {
         extensions = Map.copyOf(extensions);

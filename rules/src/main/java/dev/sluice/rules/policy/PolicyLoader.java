@@ -10,6 +10,9 @@ import dev.sluice.rules.internal.YamlTree.Loc;
 import dev.sluice.rules.internal.YamlTree.MapNode;
 import dev.sluice.rules.internal.YamlTree.Node;
 import dev.sluice.rules.internal.YamlTree.ScalarNode;
+import dev.sluice.rules.redact.BuiltinDetectors;
+import dev.sluice.rules.redact.Detector;
+import dev.sluice.rules.redact.RedactionAction;
 import dev.sluice.rules.target.MalformedTargetException;
 import dev.sluice.rules.target.Target;
 import dev.sluice.rules.target.TargetParser;
@@ -46,7 +49,7 @@ import java.util.regex.Pattern;
  *
  * <p>Top-level keys: {@code version} (required, 1), {@code mode}, {@code extensions}, {@code groups},
  * {@code deny} (global deny rules for every extension), {@code network}, {@code listen}, {@code limits},
- * {@code audit}. Unknown keys are errors listing the expected keys. {@code inspect}, {@code redaction},
+ * {@code audit}, {@code redaction}. Unknown keys are errors listing the expected keys. {@code inspect},
  * {@code tls}, and a non-null {@code listen.transparent} or {@code listen.dns}, are design keys this
  * build does not implement yet: they are refused ("not supported by this build yet") rather than
  * accepted and ignored — a policy never loads with a part that would not be enforced.
@@ -62,11 +65,15 @@ public final class PolicyLoader {
     public static final String EMBEDDED_SOURCE = "embedded:default-policy.yaml";
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
-            "network", "listen", "limits", "audit", "inspect", "tls");
-    private static final Set<String> TOP_UNSUPPORTED = orderedSet("redaction");
+            "network", "listen", "limits", "audit", "inspect", "tls", "redaction");
+    private static final Set<String> TOP_UNSUPPORTED = orderedSet();
     private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
     private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
     private static final Pattern PIN = Pattern.compile("sha256/[A-Za-z0-9+/]{43}=");
+    private static final Set<String> REDACTION_KEYS = orderedSet("action", "builtin", "custom");
+    private static final Set<String> CUSTOM_DETECTOR_KEYS = orderedSet("id", "pattern", "keywords", "max_length");
+    /** Longest match of a custom detector unless {@code max_length} says otherwise, in bytes. */
+    static final int DEFAULT_CUSTOM_MAX_LENGTH = 256;
     private static final Set<String> EXTENSION_KEYS = orderedSet("auth", "sources", "allow", "deny", "groups");
     private static final Set<String> AUTH_KEYS = orderedSet("token_sha256");
     private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths");
@@ -76,6 +83,7 @@ public final class PolicyLoader {
             "max_inspected_body", "max_connections_per_extension", "egress_budget", "egress_budget_window");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
 
+    private static final Pattern CUSTOM_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
     /** RFC 9110 section 5.6.2 token. */
@@ -234,11 +242,12 @@ public final class PolicyLoader {
             AuditSettings audit = audit(value(top, "audit"));
             Map<String, InspectedHost> inspect = inspect(value(top, "inspect"));
             TlsSettings tls = tls(value(top, "tls"));
+            RedactionSettings redaction = redaction(value(top, "redaction"));
             if (!errors.isEmpty()) {
                 return null;
             }
             return new Policy(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex,
-                    inspect, tls);
+                    inspect, tls, redaction);
         }
 
         // ---- sections ----
@@ -802,6 +811,151 @@ public final class PolicyLoader {
                 error(node.loc(), path + ": " + e.getMessage());
                 return null;
             }
+        }
+
+        /**
+         * The {@code redaction} section: {@code action} (redact | block | report, default redact),
+         * {@code builtin} ({@code all}, the default, or a list of built-in detector ids), {@code custom}
+         * (a list of {@code {id, pattern, keywords, max_length}}).
+         */
+        RedactionSettings redaction(Node node) {
+            if (node == null || isNull(node)) {
+                return RedactionSettings.defaults();
+            }
+            MapNode m = map(node, "redaction");
+            if (m == null) {
+                return null;
+            }
+            int before = errors.size();
+            checkKeys(m, "redaction.", REDACTION_KEYS, Set.of());
+            RedactionAction action = RedactionAction.REDACT;
+            Node actionNode = value(m, "action");
+            if (actionNode != null) {
+                String a = string(actionNode, "redaction.action");
+                if (a != null) {
+                    switch (a) {
+                        case "redact" -> action = RedactionAction.REDACT;
+                        case "block" -> action = RedactionAction.BLOCK;
+                        case "report" -> action = RedactionAction.REPORT;
+                        default -> error(actionNode.loc(), "redaction.action: " + a + " (expected: redact, block or report)");
+                    }
+                }
+            }
+            List<String> builtinIds = new ArrayList<>();
+            Node builtinNode = value(m, "builtin");
+            if (builtinNode == null || (builtinNode instanceof ScalarNode && "all".equals(scalarText(builtinNode)))) {
+                for (Detector d : BuiltinDetectors.all()) {
+                    builtinIds.add(d.id());
+                }
+            } else if (builtinNode instanceof ListNode list) {
+                for (int i = 0; i < list.items().size(); i++) {
+                    Node item = list.items().get(i);
+                    String id = string(item, "redaction.builtin[" + i + "]");
+                    if (id == null) {
+                        continue;
+                    }
+                    if (BuiltinDetectors.byId(id).isEmpty()) {
+                        error(item.loc(), "redaction.builtin[" + i + "]: " + id + " is not a built-in detector (expected one of: "
+                                + String.join(", ", BuiltinDetectors.all().stream().map(Detector::id).toList()) + ")");
+                    } else if (builtinIds.contains(id)) {
+                        error(item.loc(), "redaction.builtin[" + i + "]: " + id + " listed twice");
+                    } else {
+                        builtinIds.add(id);
+                    }
+                }
+            } else {
+                error(builtinNode.loc(), "redaction.builtin: " + show(builtinNode) + " (expected: all, or a list of detector ids)");
+            }
+            List<Detector> custom = new ArrayList<>();
+            Node customNode = value(m, "custom");
+            if (customNode != null && !isNull(customNode)) {
+                ListNode list = list(customNode, "redaction.custom");
+                if (list != null) {
+                    Set<String> ids = new LinkedHashSet<>();
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Detector d = customDetector(list.items().get(i), "redaction.custom[" + i + "]", ids);
+                        if (d != null) {
+                            custom.add(d);
+                        }
+                    }
+                }
+            }
+            if (errors.size() != before) {
+                return null;
+            }
+            return RedactionSettings.of(action, builtinIds, custom);
+        }
+
+        Detector customDetector(Node node, String path, Set<String> ids) {
+            MapNode m = map(node, path);
+            if (m == null) {
+                return null;
+            }
+            int before = errors.size();
+            checkKeys(m, path + ".", CUSTOM_DETECTOR_KEYS, Set.of());
+            String id = null;
+            Node idNode = value(m, "id");
+            if (idNode == null) {
+                error(m.loc(), path + ".id: missing (expected: an id such as corp-token)");
+            } else {
+                id = string(idNode, path + ".id");
+                if (id != null) {
+                    if (!CUSTOM_ID.matcher(id).matches()) {
+                        error(idNode.loc(), path + ".id: " + id + " (expected: " + CUSTOM_ID.pattern() + ")");
+                    } else if (BuiltinDetectors.byId(id).isPresent()) {
+                        error(idNode.loc(), path + ".id: " + id + " is the id of a built-in detector (expected: a new id)");
+                    } else if (!ids.add(id)) {
+                        error(idNode.loc(), path + ".id: " + id + " listed twice");
+                    }
+                }
+            }
+            Pattern pattern = null;
+            Node patternNode = value(m, "pattern");
+            if (patternNode == null) {
+                error(m.loc(), path + ".pattern: missing (expected: a Java regular expression)");
+            } else {
+                String regex = string(patternNode, path + ".pattern");
+                if (regex != null) {
+                    try {
+                        pattern = Pattern.compile(regex);
+                    } catch (java.util.regex.PatternSyntaxException e) {
+                        error(patternNode.loc(), path + ".pattern: bad regular expression: " + e.getDescription()
+                                + " near index " + e.getIndex() + " (expected: java.util.regex syntax)");
+                    }
+                }
+            }
+            List<String> keywords = new ArrayList<>();
+            Node keywordsNode = value(m, "keywords");
+            if (keywordsNode == null) {
+                error(m.loc(), path + ".keywords: missing (expected: a list of 1 or more strings found in every match)");
+            } else {
+                ListNode list = list(keywordsNode, path + ".keywords");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), path + ".keywords: empty (expected: a list of 1 or more strings found in every match)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node k = list.items().get(i);
+                        String kw = string(k, path + ".keywords[" + i + "]");
+                        if (kw == null) {
+                            continue;
+                        }
+                        String lower = kw.toLowerCase(Locale.ROOT);
+                        if (lower.length() < 2 || lower.length() > 64 || !lower.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+                            error(k.loc(), path + ".keywords[" + i + "]: " + kw
+                                    + " (expected: 2..64 printable ASCII characters without spaces)");
+                        } else if (!keywords.contains(lower)) {
+                            keywords.add(lower);
+                        }
+                    }
+                }
+            }
+            int maxLength = (int) integer(value(m, "max_length"), path + ".max_length", DEFAULT_CUSTOM_MAX_LENGTH, 1,
+                    Detector.MAX_LENGTH_LIMIT);
+            if (errors.size() != before || id == null || pattern == null || keywords.isEmpty()) {
+                return null;
+            }
+            return Detector.custom(id, pattern, keywords, maxLength);
         }
 
         // ---- value helpers ----

@@ -38,7 +38,7 @@ class DeciderIndexTest {
             List<Rule> global = rules(random, "deny", random.nextInt(3));
             Extension ext = new Extension("x", null, List.of(), allow, deny);
             Policy policy = new Policy(random.nextBoolean() ? Mode.ENFORCE : Mode.REPORT, Map.of("x", ext), global,
-                    null, null, null, null, "random", "0", Map.of(), null);
+                    null, null, null, null, "random", "0", Map.of(), null, null);
             for (int t = 0; t < 200; t++) {
                 Target target = target(random);
                 RequestInfo request = random.nextInt(3) == 0 ? null

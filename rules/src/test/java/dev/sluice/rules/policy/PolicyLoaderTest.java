@@ -273,8 +273,8 @@ class PolicyLoaderTest {
             missing version        | mode: enforce                                                     | p.yaml:1:1: version: missing (expected: 1)
             version 2              | version: 2                                                        | p.yaml:1:10: version: 2 (expected: 1)
             version as string      | version: "1"                                                      | p.yaml:1:10: version: 1 (expected: 1)
-            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls)
-            redaction unsupported  | version: 1\\nredaction: {action: redact}                          | p.yaml:2:1: redaction: not supported by this build yet
+            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction)
+            redaction bad action   | version: 1\\nredaction: {action: shred}                           | p.yaml:2:21: redaction.action: shred (expected: redact, block or report)
             tls unknown key        | version: 1\\ntls: {extra: [a.pem]}                                | p.yaml:2:7: tls.extra: unknown key (expected one of: extra_trust)
             bad pin                | version: 1\\ninspect: {a.test: {pins: [sha256/x]}}              | p.yaml:2:27: inspect.a.test.pins[0]: sha256/x (expected: sha256/ followed by the base64 of 32 bytes)
             transparent listener   | version: 1\\nlisten:\\n  transparent: 10.200.0.1:15001            | p.yaml:3:3: listen.transparent: not supported by this build yet (expected: null or absent)
