@@ -135,6 +135,20 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ForwardRequest request) {
             start(request);
+        } else if (msg instanceof ExchangeControl.Refuse refuse) {
+            current = refuse.request();
+            requestComplete = false;
+            responseStarted = false;
+            closeDownstream = !refuse.request().downstreamKeepAlive();
+            refuse(refuse.decision(), refuse.detail());
+        } else if (msg instanceof ExchangeControl.Abort abort) {
+            if (current != null && !responseStarted) {
+                closeUpstream();
+                refuse(abort.decision(), abort.detail());
+            } else if (current != null) {
+                current.audit().error(abort.detail());
+                abortExchange(abort.decision());
+            }
         } else if (msg instanceof HttpContent content) {
             onRequestContent(content);
         } else {
@@ -275,6 +289,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         responseStarted = true;
         audit.statusCode(code);
+        if (current.responseScan() != null) {
+            current.responseScan().onHead(response);
+        }
         upstreamKeepAlive = originKeepAlive;
         HttpVersion downstreamVersion = current.request().protocolVersion();
         boolean bodyless = HttpMethod.HEAD.equals(current.request().method()) || code == 204 || code == 304;
@@ -304,6 +321,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private void onResponseContent(HttpContent content) {
         boolean last = content instanceof LastHttpContent;
+        if (!interimResponse && current != null && current.responseScan() != null) {
+            current.responseScan().onContent(content.content(), last, current.audit());
+        }
         ctx.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         if (upstream != null && !ctx.channel().isWritable()) {
             Reads.setAutoRead(upstream, false);

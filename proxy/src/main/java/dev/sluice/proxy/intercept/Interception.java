@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  *   sni      SniHandler → SslHandler with the host's leaf; the SNI must equal the CONNECT host
  *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
- *   decoder, encoder, request (ExplicitRequestHandler in intercept scope), forward (HttpForwarder with TLS)
+ *   decoder, encoder, request (ExplicitRequestHandler in intercept scope),
+ *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
+ *   forward  HttpForwarder with TLS
  * </pre>
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
  * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
@@ -89,7 +91,8 @@ public final class Interception {
         p.addAfter(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
         p.addAfter(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
                 new ExplicitRequestHandler(context, scope));
-        p.addAfter(ExplicitChannelInitializer.REQUEST, ExplicitChannelInitializer.FORWARD, forwarder);
+        p.addAfter(ExplicitChannelInitializer.REQUEST, "redact", new RedactionPhase(inspected.redact()));
+        p.addAfter("redact", ExplicitChannelInitializer.FORWARD, forwarder);
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
