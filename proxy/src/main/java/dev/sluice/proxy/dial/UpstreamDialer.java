@@ -155,6 +155,8 @@ public final class UpstreamDialer implements AutoCloseable {
      * Answers whether {@code client} (a downstream connection's remote address) is the local end of one
      * of Sluice's own upstream connections: that connection was sent back into Sluice (for example by
      * an iptables rule that redirects Sluice's own output) and must not be dialled again (a loop).
+     * An upstream socket is registered as soon as it is connected, before the promise of
+     * {@link #dial} completes, so before any byte is written on it.
      */
     public boolean isOwnUpstream(InetSocketAddress client) {
         return client != null && ownLocalEnds.contains(client);

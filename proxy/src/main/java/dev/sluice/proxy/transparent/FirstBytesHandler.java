@@ -101,9 +101,7 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
                 .listener(TransparentFront.LISTENER)
                 .client(client)
                 .server(original.getAddress().getHostAddress(), original.getPort());
-        if (context.dialer().isOwnUpstream(client)) {
-            refuse(ctx, Decision.deny(Reason.SELF_LOOP, Decider.SELF_RULE),
-                    "one of Sluice's own upstream connections was sent back to the transparent listener");
+        if (isOwnUpstream(ctx)) {
             return;
         }
         Policy policy = context.policies().current();
@@ -116,6 +114,17 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
         audit.extension(extension.name());
     }
 
+    /** Refuses the connection ({@code self_loop}) when it is one of Sluice's own upstream sockets. */
+    private boolean isOwnUpstream(ChannelHandlerContext ctx) {
+        if (!context.dialer().isOwnUpstream((InetSocketAddress) ctx.channel().remoteAddress())) {
+            return false;
+        }
+        audit.extension(null);
+        refuse(ctx, Decision.deny(Reason.SELF_LOOP, Decider.SELF_RULE),
+                "one of Sluice's own upstream connections was sent back to the transparent listener");
+        return true;
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (done || !(msg instanceof ByteBuf buf)) {
@@ -123,6 +132,13 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (cumulation == null) {
+            // Checked again with the first bytes: the dialer registers an upstream socket before it
+            // sends anything on it, so by now a redirected one of ours is always known (at accept
+            // time, the dialling thread may not have registered it yet).
+            if (isOwnUpstream(ctx)) {
+                buf.release();
+                return;
+            }
             cumulation = ctx.alloc().compositeBuffer(64);
         }
         cumulation.addComponent(true, buf);

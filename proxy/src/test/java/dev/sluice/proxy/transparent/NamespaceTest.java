@@ -87,6 +87,13 @@ class NamespaceTest {
                         allow:
                           - host: origin.test
                             ports: [%2$d, %3$d]
+                      host:
+                        # Sluice's own upstream sockets come from here: were one sent back to the
+                        # transparent listener, it would be identified and allowed (see noLoop).
+                        sources: ["127.0.0.1/32"]
+                        allow:
+                          - host: origin.test
+                            ports: [%2$d, %3$d]
                     network:
                       allow_private: ["127.0.0.1/32"]
                       hosts:
@@ -142,6 +149,11 @@ class NamespaceTest {
         assertThat(text(record, "network.peer.address")).isEqualTo("127.0.0.1");
         assertThat(record.get("bytes.sent").asLong()).isPositive();
         assertThat(record.get("bytes.received").asLong()).isPositive();
+        String scrape = sluice.server().metrics().scrape();
+        assertThat(scrape).containsPattern("sluice_requests_total\\{[^}]*extension=\"sandbox\"[^}]*\\} [1-9]")
+                .containsPattern("sluice_egress_bytes_total\\{[^}]*destination=\"origin.test\"[^}]*"
+                        + "extension=\"sandbox\"[^}]*\\} [1-9]")
+                .contains("sluice_active_connections{extension=\"sandbox\",listener=\"transparent\"");
     }
 
     @Test
@@ -220,6 +232,33 @@ class NamespaceTest {
         assertThat(text(record, "listener")).isEqualTo("transparent");
         assertThat(text(record, "extension")).isEqualTo("sandbox");
         assertThat(record.get("server.port").asInt()).isEqualTo(22);
+    }
+
+    @Test
+    void noLoopWhenIptablesSendsSluicesOwnUpstreamBack() {
+        // A careless rule on the host: every local connection to the origin's port goes to the
+        // transparent listener — Sluice's own upstream connection included.
+        List<String> rule = List.of("OUTPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport",
+                String.valueOf(origins.httpsPort()), "-m", "comment", "--comment", name + "-loop",
+                "-j", "DNAT", "--to-destination", hostIp + ":" + sluice.server().transparentAddress().getPort());
+        List<String> add = new ArrayList<>(List.of("iptables", "-w", "-t", "nat", "-I"));
+        add.addAll(rule);
+        List<String> delete = new ArrayList<>(List.of("iptables", "-w", "-t", "nat", "-D"));
+        delete.addAll(rule);
+        assertThat(run(add, Map.of()).exit()).isZero();
+        try {
+            Cmd curl = curl("--cacert", origins.caPem().toString(), "https://origin.test:" + origins.httpsPort() + "/hello");
+            assertThat(curl.exit()).as("the tunnel's upstream was refused").isNotZero();
+            JsonNode loop = awaitRecord(r -> "self_loop".equals(text(r, "reason"))
+                    && "127.0.0.1".equals(text(r, "client.address")));
+            assertThat(text(loop, "listener")).isEqualTo("transparent");
+            assertThat(text(loop, "rule")).isEqualTo("network.self");
+            // Exactly one: the redirected upstream connection was closed, never dialled again.
+            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> sluice.audit().stream()
+                    .filter(r -> "127.0.0.1".equals(text(r, "client.address"))).toList(), l -> l.size() == 1);
+        } finally {
+            run(delete, Map.of());
+        }
     }
 
     @Test
@@ -327,6 +366,13 @@ class NamespaceTest {
 
     /** Removes namespaces (and their rules) left by an earlier run that crashed. */
     private static void removeLeftovers() {
+        for (String line : run(List.of("iptables", "-w", "-t", "nat", "-S", "OUTPUT"), Map.of()).out().split("\n")) {
+            if (line.startsWith("-A OUTPUT") && line.contains("--comment " + PREFIX)) {
+                List<String> delete = new ArrayList<>(List.of("iptables", "-w", "-t", "nat", "-D"));
+                delete.addAll(List.of(line.substring(3).split(" ")));
+                run(delete, Map.of());
+            }
+        }
         for (String line : run(List.of("ip", "netns", "list"), Map.of()).out().split("\n")) {
             String ns = line.strip().split("\\s+")[0];
             if (ns.startsWith(PREFIX)) {
