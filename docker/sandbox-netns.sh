@@ -10,8 +10,8 @@
 # its resolv.conf (/etc/netns/NAME/resolv.conf, which `ip netns exec` mounts) names the host end.
 # On the host, for packets that ENTER from sh-NAME only (PREROUTING / INPUT / FORWARD on that
 # interface, so Sluice's own upstream connections are never touched):
-#   - every TCP connection  -> REDIRECT to Sluice's transparent listener ($SLUICE_TRANSPARENT_PORT)
-#   - UDP to port 53        -> REDIRECT to Sluice's DNS responder ($SLUICE_DNS_PORT)
+#   - DNS (UDP and TCP 53)  -> REDIRECT to Sluice's DNS responder ($SLUICE_DNS_PORT)
+#   - every other TCP connection -> REDIRECT to Sluice's transparent listener ($SLUICE_TRANSPARENT_PORT)
 #   - everything else       -> DROP (other UDP, ICMP, other protocols; nothing is forwarded)
 # IPv6 is disabled on both ends of the pair. Sluice must listen on the host end's address (or a
 # wildcard): REDIRECT delivers to the primary address of the interface the packet came in on.
@@ -65,17 +65,19 @@ up() {
   # NAT: redirect what enters from the sandbox; Sluice's own output never passes PREROUTING.
   iptables -w -t nat -N "$chain"
   iptables -w -t nat -A "$chain" -p udp --dport 53 -j REDIRECT --to-ports "$DPORT"
+  iptables -w -t nat -A "$chain" -p tcp --dport 53 -j REDIRECT --to-ports "$DPORT"
   iptables -w -t nat -A "$chain" -p tcp -j REDIRECT --to-ports "$TPORT"
   iptables -w -t nat -I PREROUTING -i "$hif" -j "$chain"
   # Filter: only the two redirected services may be reached; nothing is forwarded.
   iptables -w -N "$chain"
   iptables -w -A "$chain" -p tcp -d "$host_ip" --dport "$TPORT" -j ACCEPT
   iptables -w -A "$chain" -p udp -d "$host_ip" --dport "$DPORT" -j ACCEPT
+  iptables -w -A "$chain" -p tcp -d "$host_ip" --dport "$DPORT" -j ACCEPT
   iptables -w -A "$chain" -j DROP
   iptables -w -I INPUT -i "$hif" -j "$chain"
   iptables -w -I FORWARD -i "$hif" -j DROP
   iptables -w -I FORWARD -o "$hif" -j DROP
-  echo "sandbox $name: namespace $ns_ip -> sluice $host_ip (tcp -> :$TPORT, dns -> :$DPORT)"
+  echo "sandbox $name: namespace $ns_ip -> sluice $host_ip (tcp -> :$TPORT, dns udp+tcp -> :$DPORT)"
 }
 
 down() {

@@ -19,6 +19,9 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.dns.DatagramDnsQuery;
 import io.netty.handler.codec.dns.DatagramDnsResponse;
 import io.netty.handler.codec.dns.DefaultDnsRawRecord;
+import io.netty.handler.codec.dns.DefaultDnsResponse;
+import io.netty.handler.codec.dns.DnsQuery;
+import io.netty.handler.codec.dns.DnsResponse;
 import io.netty.handler.codec.dns.DnsOpCode;
 import io.netty.handler.codec.dns.DnsQuestion;
 import io.netty.handler.codec.dns.DnsRecordType;
@@ -52,8 +55,11 @@ import org.slf4j.LoggerFactory;
  * Audit records of the responder carry {@code listener=transparent}, {@code url.scheme=dns},
  * {@code server.address} = the queried name, {@code server.port} = 53. A message that is not one
  * standard query with one question is answered {@code FORMERR} or {@code NOTIMP} without a record.
+ *
+ * <p>Serves UDP ({@link DatagramDnsQuery}, sender from the datagram) and TCP (RFC 7766; sender from the
+ * connection), one instance per channel.
  */
-final class DnsQueryHandler extends SimpleChannelInboundHandler<DatagramDnsQuery> {
+final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
 
     private static final Logger log = LoggerFactory.getLogger(DnsQueryHandler.class);
 
@@ -71,9 +77,16 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DatagramDnsQuery
     }
 
     @Override
-    protected void channelRead0(ChannelHandlerContext ctx, DatagramDnsQuery query) {
-        DatagramDnsResponse response = new DatagramDnsResponse(query.recipient(), query.sender(), query.id(),
-                query.opCode());
+    protected void channelRead0(ChannelHandlerContext ctx, DnsQuery query) {
+        InetSocketAddress sender;
+        DnsResponse response;
+        if (query instanceof DatagramDnsQuery datagram) {
+            sender = datagram.sender();
+            response = new DatagramDnsResponse(datagram.recipient(), datagram.sender(), query.id(), query.opCode());
+        } else {
+            sender = (InetSocketAddress) ctx.channel().remoteAddress();
+            response = new DefaultDnsResponse(query.id(), query.opCode());
+        }
         response.setRecursionDesired(query.isRecursionDesired());
         response.setAuthoritativeAnswer(true);
         DnsQuestion question = query.count(DnsSection.QUESTION) == 1 ? query.recordAt(DnsSection.QUESTION) : null;
@@ -87,7 +100,6 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DatagramDnsQuery
         }
         response.addRecord(DnsSection.QUESTION, question);
         Policy policy = context.policies().current();
-        InetSocketAddress sender = query.sender();
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
                 .listener("transparent")
                 .client(sender)
@@ -158,7 +170,7 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DatagramDnsQuery
         return on443;
     }
 
-    private void addAnswer(DatagramDnsResponse response, DnsQuestion question) {
+    private void addAnswer(DnsResponse response, DnsQuestion question) {
         byte[] address = answer.getAddress();
         boolean matches = (question.type().equals(DnsRecordType.A) && answer instanceof Inet4Address)
                 || (question.type().equals(DnsRecordType.AAAA) && answer instanceof Inet6Address);

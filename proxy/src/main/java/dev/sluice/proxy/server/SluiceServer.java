@@ -169,6 +169,10 @@ public final class SluiceServer implements AutoCloseable {
             listeners.add(dns);
             dnsAddress = (InetSocketAddress) dns.localAddress();
             bound.add(dnsAddress);
+            // DNS over TCP on the same address and port (RFC 7766).
+            Channel dnsTcp = listener(new DnsChannelInitializer(context, listen.transparent().getAddress()))
+                    .bind(dnsAddress).sync().channel();
+            listeners.add(dnsTcp);
         }
         self.set(new SelfEndpoints(bound, localAddresses()));
         ready = true;

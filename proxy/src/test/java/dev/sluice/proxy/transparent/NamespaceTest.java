@@ -294,6 +294,10 @@ class NamespaceTest {
         assertThat(aaaa.out()).contains("status: NOERROR").contains("ANSWER: 0");
         Cmd denied = inNamespace("dig", "+tries=1", "+time=5", "exfil-0123abcd.denied.test", "TXT");
         assertThat(denied.out()).contains("status: NXDOMAIN");
+        Cmd overTcp = inNamespace("dig", "+tcp", "+tries=1", "+time=5", "tcp.denied.test", "A");
+        assertThat(overTcp.out()).contains("status: NXDOMAIN");
+        Cmd allowedOverTcp = inNamespace("dig", "+tcp", "+short", "+tries=1", "+time=5", "origin.test", "A");
+        assertThat(allowedOverTcp.out().strip()).isEqualTo(hostIp);
         JsonNode record = awaitRecord(r -> "dns_not_allowlisted".equals(text(r, "reason"))
                 && "exfil-0123abcd.denied.test".equals(text(r, "server.address")));
         assertThat(text(record, "listener")).isEqualTo("transparent");

@@ -186,6 +186,32 @@ class TransparentListenerTest {
         assertThat(query("allowed.test", 1).rcode).isEqualTo(3);
     }
 
+    @Test
+    void dnsOverTcp() throws Exception {
+        try (Socket socket = new Socket()) {
+            socket.connect(dns, 2_000);
+            socket.setSoTimeout(5_000);
+            for (String name : new String[] {"origin.test", "nope.test"}) {
+                byte[] q = queryBytes(name, 1);
+                socket.getOutputStream().write(new byte[] {(byte) (q.length >> 8), (byte) q.length});
+                socket.getOutputStream().write(q);
+                java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+                byte[] response = new byte[in.readUnsignedShort()];
+                in.readFully(response);
+                int rcode = response[3] & 0x0f;
+                if (name.equals("origin.test")) {
+                    assertThat(rcode).isZero();
+                    assertThat(java.util.Arrays.copyOfRange(response, response.length - 4, response.length))
+                            .containsExactly(127, 0, 0, 1);
+                } else {
+                    assertThat(rcode).as("NXDOMAIN").isEqualTo(3);
+                }
+            }
+        }
+        JsonNode record = awaitRecord(r -> "nope.test".equals(text(r, "server.address")));
+        assertThat(text(record, "reason")).isEqualTo("dns_not_allowlisted");
+    }
+
     // ---- helpers --------------------------------------------------------------------------------
 
     private record Sent(int port, String answer) {
@@ -221,16 +247,9 @@ class TransparentListenerTest {
 
     /** Sends one RFC 1035 query (class IN, recursion desired) and parses the response's header and last record. */
     private DnsAnswer query(String name, int type) throws IOException {
-        ByteArrayOutputStream q = new ByteArrayOutputStream();
-        q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0});
-        for (String label : name.split("\\.")) {
-            q.write(label.length());
-            q.writeBytes(label.getBytes(StandardCharsets.US_ASCII));
-        }
-        q.writeBytes(new byte[] {0, (byte) (type >> 8), (byte) type, 0, 1});
         try (DatagramSocket socket = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
             socket.setSoTimeout(5_000);
-            byte[] query = q.toByteArray();
+            byte[] query = queryBytes(name, type);
             socket.send(new DatagramPacket(query, query.length, dns));
             byte[] buffer = new byte[512];
             DatagramPacket packet = new DatagramPacket(buffer, buffer.length);
@@ -248,6 +267,18 @@ class TransparentListenerTest {
             }
             return new DnsAnswer(rcode, answers, address);
         }
+    }
+
+    /** Returns one RFC 1035 query message: id 0x1234, recursion desired, one question of class IN. */
+    private static byte[] queryBytes(String name, int type) {
+        ByteArrayOutputStream q = new ByteArrayOutputStream();
+        q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0});
+        for (String label : name.split("\\.")) {
+            q.write(label.length());
+            q.writeBytes(label.getBytes(StandardCharsets.US_ASCII));
+        }
+        q.writeBytes(new byte[] {0, (byte) (type >> 8), (byte) type, 0, 1});
+        return q.toByteArray();
     }
 
     private JsonNode awaitRecord(Predicate<JsonNode> match) {
