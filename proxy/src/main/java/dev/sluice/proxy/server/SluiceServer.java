@@ -3,6 +3,7 @@ package dev.sluice.proxy.server;
 import dev.sluice.proxy.admin.AdminChannelInitializer;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.dns.DnsChannelInitializer;
+import dev.sluice.proxy.dns.DnsListeners;
 import dev.sluice.proxy.transparent.InterceptionPath;
 import dev.sluice.proxy.transparent.TransparentChannelInitializer;
 import dev.sluice.proxy.dial.UpstreamDialer;
@@ -14,7 +15,6 @@ import dev.sluice.rules.decision.SelfEndpoints;
 import dev.sluice.rules.policy.ListenSettings;
 import dev.sluice.rules.policy.Policy;
 import io.micrometer.core.instrument.Tags;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -163,16 +163,12 @@ public final class SluiceServer implements AutoCloseable {
             bound.add(transparentAddress);
         }
         if (listen.dns() != null) {
-            Channel dns = new Bootstrap().group(group).channel(transport.datagramChannel())
-                    .handler(new DnsChannelInitializer(context, listen.transparent().getAddress()))
-                    .bind(listen.dns()).sync().channel();
-            listeners.add(dns);
-            dnsAddress = (InetSocketAddress) dns.localAddress();
+            // UDP, and TCP (RFC 7766) on the same address and port.
+            List<Channel> dns = DnsListeners.bind(group, transport,
+                    new DnsChannelInitializer(context, listen.transparent().getAddress()), listen.dns());
+            listeners.addAll(dns);
+            dnsAddress = (InetSocketAddress) dns.get(0).localAddress();
             bound.add(dnsAddress);
-            // DNS over TCP on the same address and port (RFC 7766).
-            Channel dnsTcp = listener(new DnsChannelInitializer(context, listen.transparent().getAddress()))
-                    .bind(dnsAddress).sync().channel();
-            listeners.add(dnsTcp);
         }
         self.set(new SelfEndpoints(bound, localAddresses()));
         ready = true;

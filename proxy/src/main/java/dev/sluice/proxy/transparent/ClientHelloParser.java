@@ -57,22 +57,28 @@ public final class ClientHelloParser {
      * @param kind what the bytes are
      * @param serverName the SNI host name as sent (for {@link Kind#SNI}), else null
      * @param detail a short reason for {@link Kind#MALFORMED} (safe for logs), else null
+     * @param needBytes for {@link Kind#NEED_MORE}: parsing again can only progress once this many bytes
+     *     (counted from the start) are available — the end of the record or record header being read;
+     *     0 otherwise. Callers skip parses below it, so a client sending one byte at a time costs one
+     *     parse per record, not one per byte.
      */
-    public record Result(Kind kind, String serverName, String detail) {
+    public record Result(Kind kind, String serverName, String detail, int needBytes) {
         public Result {
             Objects.requireNonNull(kind, "kind");
         }
 
         static Result of(Kind kind) {
-            return new Result(kind, null, null);
+            return new Result(kind, null, null, 0);
         }
 
         static Result malformed(String detail) {
-            return new Result(Kind.MALFORMED, null, detail);
+            return new Result(Kind.MALFORMED, null, detail, 0);
+        }
+
+        static Result needMore(int needBytes) {
+            return new Result(Kind.NEED_MORE, null, null, needBytes);
         }
     }
-
-    private static final Result NEED_MORE = Result.of(Kind.NEED_MORE);
 
     private ClientHelloParser() {
     }
@@ -101,7 +107,7 @@ public final class ClientHelloParser {
         int start = in.readerIndex();
         int available = in.readableBytes();
         if (available == 0) {
-            return NEED_MORE;
+            return Result.needMore(1);
         }
         if (in.getUnsignedByte(start) != CONTENT_HANDSHAKE) {
             return Result.of(Kind.NOT_TLS);
@@ -116,7 +122,7 @@ public final class ClientHelloParser {
         int offset = 0;
         while (true) {
             if (offset + RECORD_HEADER > available) {
-                return offset + RECORD_HEADER > maxBytes ? Result.of(Kind.TOO_LARGE) : NEED_MORE;
+                return offset + RECORD_HEADER > maxBytes ? Result.of(Kind.TOO_LARGE) : Result.needMore(offset + RECORD_HEADER);
             }
             int type = in.getUnsignedByte(start + offset);
             int major = in.getUnsignedByte(start + offset + 1);
@@ -136,7 +142,7 @@ public final class ClientHelloParser {
             int recordEnd = offset + RECORD_HEADER + length;
             int take = Math.min(recordEnd, available) - (offset + RECORD_HEADER);
             if (handshake == null) {
-                handshake = new byte[Math.min(maxBytes, MAX_RECORD_PAYLOAD * 4)];
+                handshake = new byte[Math.min(maxBytes, available)];
             }
             if (handshakeLength + take > handshake.length) {
                 if (handshakeLength + take > maxBytes) {
@@ -162,7 +168,7 @@ public final class ClientHelloParser {
             }
             if (recordEnd > available) {
                 // The record is incomplete: wait, unless it could never fit.
-                return recordEnd > maxBytes ? Result.of(Kind.TOO_LARGE) : NEED_MORE;
+                return recordEnd > maxBytes ? Result.of(Kind.TOO_LARGE) : Result.needMore(recordEnd);
             }
             if (recordEnd >= maxBytes) {
                 return Result.of(Kind.TOO_LARGE);
@@ -242,7 +248,7 @@ public final class ClientHelloParser {
                 ext.skip(nameLength);
             }
         }
-        return name == null ? Result.of(Kind.NO_SNI) : new Result(Kind.SNI, name, null);
+        return name == null ? Result.of(Kind.NO_SNI) : new Result(Kind.SNI, name, null, 0);
     }
 
     /** Big-endian reads over {@code b[pos, end)}; every read returns -1 / false past the end. */

@@ -47,7 +47,8 @@ import java.util.Optional;
  * <table>
  *   <caption>Refusals of the peek phase</caption>
  *   <tr><td>unknown_extension</td><td>no {@code sources} prefix matches and there is no {@code default}</td></tr>
- *   <tr><td>self_loop</td><td>the client is one of Sluice's own upstream connections, sent back in</td></tr>
+ *   <tr><td>self_loop</td><td>the client is one of Sluice's own upstream connections, sent back in
+ *       (checked at accept and again on the first bytes)</td></tr>
  *   <tr><td>not_http_or_tls</td><td>neither TLS nor HTTP, a malformed ClientHello, or the client ended
  *       (FIN, reset) before the first bytes were complete</td></tr>
  *   <tr><td>header_too_large</td><td>the ClientHello does not fit in {@code limits.max_header_bytes}</td></tr>
@@ -65,6 +66,8 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     private final InterceptionPath interception;
     private final int maxBytes;
     private CompositeByteBuf cumulation;
+    /** Bytes needed before the ClientHello parser can progress (its last {@code needBytes}). */
+    private int needBytes;
     private AuditEvent audit;
     private Extension extension;
     private InetSocketAddress original;
@@ -151,11 +154,12 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
         }
         int first = cumulation.getUnsignedByte(cumulation.readerIndex());
         if (ClientHelloParser.looksLikeTls(first)) {
+            if (cumulation.readableBytes() < needBytes) {
+                return;
+            }
             ClientHelloParser.Result result = ClientHelloParser.parse(cumulation, maxBytes);
             switch (result.kind()) {
-                case NEED_MORE -> {
-                    // wait for more bytes
-                }
+                case NEED_MORE -> needBytes = result.needBytes();
                 case SNI, NO_SNI -> toTunnel(ctx, result.serverName());
                 case TOO_LARGE -> refuse(ctx, Decision.deny(Reason.HEADER_TOO_LARGE, "limits.max_header_bytes"),
                         "ClientHello over " + maxBytes + " bytes");

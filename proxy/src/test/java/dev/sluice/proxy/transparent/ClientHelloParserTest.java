@@ -92,6 +92,17 @@ class ClientHelloParserTest {
     }
 
     @Test
+    void needBytesPointsAtTheNextBoundary() throws Exception {
+        byte[] hello = clientHello("hint.example");
+        assertThat(parse(Arrays.copyOf(hello, 3)).needBytes()).isEqualTo(5);
+        assertThat(parse(Arrays.copyOf(hello, 10)).needBytes()).isEqualTo(hello.length);
+        byte[] cut = refragment(hello, 100);
+        assertThat(parse(Arrays.copyOf(cut, 105)).needBytes()).isEqualTo(110); // the next record's header
+        assertThat(parse(Arrays.copyOf(cut, 107)).needBytes()).isEqualTo(110);
+        assertThat(parse(Arrays.copyOf(cut, 111)).needBytes()).isEqualTo(110 + 100);
+    }
+
+    @Test
     void fragmentedAcrossRecords() throws Exception {
         byte[] hello = clientHello("fragments.example");
         for (int size : new int[] {1, 3, 7, 64, 200}) {
