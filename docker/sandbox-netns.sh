@@ -10,13 +10,16 @@
 # its resolv.conf (/etc/netns/NAME/resolv.conf, which `ip netns exec` mounts) names the host end.
 # On the host, for packets that ENTER from sh-NAME only (PREROUTING / INPUT / FORWARD on that
 # interface, so Sluice's own upstream connections are never touched):
-#   - DNS (UDP and TCP 53)  -> REDIRECT to Sluice's DNS responder ($SLUICE_DNS_PORT)
-#   - every other TCP connection -> REDIRECT to Sluice's transparent listener ($SLUICE_TRANSPARENT_PORT)
+#   - DNS (UDP and TCP 53)  -> DNAT to Sluice's DNS responder ($SLUICE_ADDRESS:$SLUICE_DNS_PORT)
+#   - every other TCP connection -> DNAT to Sluice's transparent listener ($SLUICE_ADDRESS:$SLUICE_TRANSPARENT_PORT)
 #   - everything else       -> DROP (other UDP, ICMP, other protocols; nothing is forwarded)
-# IPv6 is disabled on both ends of the pair. Sluice must listen on the host end's address (or a
-# wildcard): REDIRECT delivers to the primary address of the interface the packet came in on.
+# IPv6 is disabled on both ends of the pair. DNAT works like REDIRECT (Sluice reads the original
+# destination with SO_ORIGINAL_DST either way) but to one fixed address, so that several sandboxes
+# can share one Sluice: give them all the same SLUICE_ADDRESS (a local address, e.g. the first
+# sandbox's host end), which is also what Sluice's DNS answers with (listen.transparent).
 #
-# Environment: SLUICE_TRANSPARENT_PORT (default 15001), SLUICE_DNS_PORT (default 15053).
+# Environment: SLUICE_ADDRESS (default: the host end's address), SLUICE_TRANSPARENT_PORT (default
+# 15001), SLUICE_DNS_PORT (default 15053).
 # Needs root (CAP_NET_ADMIN), iproute2 and iptables. Idempotent `down`: it removes whatever exists.
 set -euo pipefail
 
@@ -45,6 +48,8 @@ up() {
   host_ip=$(int2ip $(( base + 1 )))
   ns_ip=$(int2ip $(( base + 2 )))
   local hif="sh-$name" nif="sn-$name" chain="SLUICE-$name"
+  local sluice_ip="${SLUICE_ADDRESS:-$host_ip}"
+  [[ "$sluice_ip" =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || die "SLUICE_ADDRESS: '$sluice_ip' (expected: an IPv4 address of this host)"
   ip netns list | grep -qw -- "^$name" && die "namespace $name exists (run: $0 down $name)"
 
   ip netns add "$name"
@@ -62,22 +67,22 @@ up() {
   mkdir -p "/etc/netns/$name"
   echo "nameserver $host_ip" > "/etc/netns/$name/resolv.conf"
 
-  # NAT: redirect what enters from the sandbox; Sluice's own output never passes PREROUTING.
+  # NAT: send what enters from the sandbox to Sluice; Sluice's own output never passes PREROUTING.
   iptables -w -t nat -N "$chain"
-  iptables -w -t nat -A "$chain" -p udp --dport 53 -j REDIRECT --to-ports "$DPORT"
-  iptables -w -t nat -A "$chain" -p tcp --dport 53 -j REDIRECT --to-ports "$DPORT"
-  iptables -w -t nat -A "$chain" -p tcp -j REDIRECT --to-ports "$TPORT"
+  iptables -w -t nat -A "$chain" -p udp --dport 53 -j DNAT --to-destination "$sluice_ip:$DPORT"
+  iptables -w -t nat -A "$chain" -p tcp --dport 53 -j DNAT --to-destination "$sluice_ip:$DPORT"
+  iptables -w -t nat -A "$chain" -p tcp -j DNAT --to-destination "$sluice_ip:$TPORT"
   iptables -w -t nat -I PREROUTING -i "$hif" -j "$chain"
   # Filter: only the two redirected services may be reached; nothing is forwarded.
   iptables -w -N "$chain"
-  iptables -w -A "$chain" -p tcp -d "$host_ip" --dport "$TPORT" -j ACCEPT
-  iptables -w -A "$chain" -p udp -d "$host_ip" --dport "$DPORT" -j ACCEPT
-  iptables -w -A "$chain" -p tcp -d "$host_ip" --dport "$DPORT" -j ACCEPT
+  iptables -w -A "$chain" -p tcp -d "$sluice_ip" --dport "$TPORT" -j ACCEPT
+  iptables -w -A "$chain" -p udp -d "$sluice_ip" --dport "$DPORT" -j ACCEPT
+  iptables -w -A "$chain" -p tcp -d "$sluice_ip" --dport "$DPORT" -j ACCEPT
   iptables -w -A "$chain" -j DROP
   iptables -w -I INPUT -i "$hif" -j "$chain"
   iptables -w -I FORWARD -i "$hif" -j DROP
   iptables -w -I FORWARD -o "$hif" -j DROP
-  echo "sandbox $name: namespace $ns_ip -> sluice $host_ip (tcp -> :$TPORT, dns udp+tcp -> :$DPORT)"
+  echo "sandbox $name: namespace $ns_ip, gateway $host_ip -> sluice $sluice_ip (tcp -> :$TPORT, dns udp+tcp -> :$DPORT)"
 }
 
 down() {

@@ -9,8 +9,8 @@ import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 
 /**
- * The address a redirected client meant to reach. With iptables {@code REDIRECT} (what
- * {@code docker/sandbox-netns.sh} sets up) the kernel rewrites the destination to the listener, and
+ * The address a redirected client meant to reach. With iptables {@code DNAT} or {@code REDIRECT}
+ * ({@code docker/sandbox-netns.sh} sets up DNAT) the kernel rewrites the destination to the listener, and
  * the original one is read back from conntrack with {@code getsockopt(SOL_IP, SO_ORIGINAL_DST)}
  * ({@code linux/netfilter_ipv4.h}; {@code IP6T_SO_ORIGINAL_DST} at {@code SOL_IPV6} for IPv6), which
  * Netty's epoll transport exposes as a {@link RawUnixChannelOption}. With {@code TPROXY} (a listener

@@ -55,6 +55,10 @@ class NamespaceTest {
     private String hostIp;
     private String nsIp;
     private boolean up;
+    /** A second sandbox sharing the first one's Sluice address (SLUICE_ADDRESS). */
+    private String name2;
+    private String ns2Ip;
+    private boolean up2;
     private Origins origins;
     private SluiceFixture sluice;
 
@@ -69,6 +73,12 @@ class NamespaceTest {
         String subnet = freeSubnet();
         hostIp = subnet + ".1";
         nsIp = subnet + ".2";
+        name2 = name + "b";
+        String subnet2 = freeSubnet();
+        while (subnet2.equals(subnet)) {
+            subnet2 = freeSubnet();
+        }
+        ns2Ip = subnet2 + ".2";
         int transparentPort = SluiceFixture.freePort();
         int dnsPort = SluiceFixture.freePort();
         try {
@@ -79,6 +89,12 @@ class NamespaceTest {
                     "SLUICE_DNS_PORT", String.valueOf(dnsPort)));
             up = true;
             assertThat(created.exit()).as(created.err()).isZero();
+            Cmd created2 = run(List.of(SCRIPT.toString(), "up", name2, subnet2 + ".0/30"), Map.of(
+                    "SLUICE_ADDRESS", hostIp,
+                    "SLUICE_TRANSPARENT_PORT", String.valueOf(transparentPort),
+                    "SLUICE_DNS_PORT", String.valueOf(dnsPort)));
+            up2 = true;
+            assertThat(created2.exit()).as(created2.err()).isZero();
             sluice = SluiceFixture.start("""
                     version: 1
                     extensions:
@@ -87,6 +103,11 @@ class NamespaceTest {
                         allow:
                           - host: origin.test
                             ports: [%2$d, %3$d]
+                      second:
+                        sources: ["%7$s/32"]
+                        allow:
+                          - host: origin.test
+                            ports: [%2$d]
                       host:
                         # Sluice's own upstream sockets come from here: were one sent back to the
                         # transparent listener, it would be identified and allowed (see noLoop).
@@ -104,7 +125,7 @@ class NamespaceTest {
                       admin: 127.0.0.1:0
                       transparent: %4$s:%5$d
                       dns: %4$s:%6$d
-                    """.formatted(nsIp, origins.httpsPort(), origins.httpPort(), hostIp, transparentPort, dnsPort));
+                    """.formatted(nsIp, origins.httpsPort(), origins.httpPort(), hostIp, transparentPort, dnsPort, ns2Ip));
         } catch (Throwable t) {
             stop();
             throw t;
@@ -127,6 +148,9 @@ class NamespaceTest {
             } finally {
                 if (up) {
                     run(List.of(SCRIPT.toString(), "down", name), Map.of());
+                }
+                if (up2) {
+                    run(List.of(SCRIPT.toString(), "down", name2), Map.of());
                 }
             }
         }
@@ -154,6 +178,24 @@ class NamespaceTest {
                 .containsPattern("sluice_egress_bytes_total\\{[^}]*destination=\"origin.test\"[^}]*"
                         + "extension=\"sandbox\"[^}]*\\} [1-9]")
                 .contains("sluice_active_connections{extension=\"sandbox\",listener=\"transparent\"");
+    }
+
+    @Test
+    void aSecondSandboxSharesSluicesAddressAndHasItsOwnIdentity() {
+        Cmd dig = inSandbox(name2, "dig", "+short", "+tries=1", "+time=5", "origin.test", "A");
+        assertThat(dig.out().strip()).as("the shared address, not this sandbox's gateway").isEqualTo(hostIp);
+        Cmd curl = inSandbox(name2, "curl", "-q", "-sS", "--max-time", "15", "-w", "%{http_code}",
+                "--cacert", origins.caPem().toString(), "https://origin.test:" + origins.httpsPort() + "/hello?second");
+        assertThat(curl.exit()).as(curl.err()).isZero();
+        assertThat(curl.body()).isEqualTo("hi");
+        JsonNode record = awaitRecord(r -> ns2Ip.equals(text(r, "client.address")) && "origin.test".equals(text(r, "tls.sni")));
+        assertThat(text(record, "extension")).isEqualTo("second");
+        assertThat(text(record, "decision")).isEqualTo("allow");
+        // Its plain HTTP port is not in its own rules, whatever the first sandbox may do.
+        Cmd http = inSandbox(name2, "curl", "-q", "-sS", "--max-time", "15", "-w", "%{http_code}",
+                "http://origin.test:" + origins.httpPort() + "/hello");
+        assertThat(http.status()).isEqualTo(403);
+        assertThat(http.body()).isEqualTo("sluice: port_not_allowed\n");
     }
 
     @Test
@@ -331,7 +373,11 @@ class NamespaceTest {
     }
 
     private Cmd inNamespace(String... command) {
-        List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", name));
+        return inSandbox(name, command);
+    }
+
+    private Cmd inSandbox(String namespace, String... command) {
+        List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", namespace));
         full.addAll(List.of(command));
         return run(full, Map.of());
     }
