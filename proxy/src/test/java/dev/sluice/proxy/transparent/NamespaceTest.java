@@ -132,24 +132,31 @@ class NamespaceTest {
         }
     }
 
+    /** Stops everything that was started; safe to call twice (after a failed start, and as @AfterAll). */
     @AfterAll
     void stop() {
         try {
             if (sluice != null) {
-                sluice.close();
+                SluiceFixture s = sluice;
+                sluice = null;
+                s.close();
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
             try {
                 if (origins != null) {
-                    origins.close();
+                    Origins o = origins;
+                    origins = null;
+                    o.close();
                 }
             } finally {
                 if (up) {
+                    up = false;
                     run(List.of(SCRIPT.toString(), "down", name), Map.of());
                 }
                 if (up2) {
+                    up2 = false;
                     run(List.of(SCRIPT.toString(), "down", name2), Map.of());
                 }
             }
