@@ -52,6 +52,8 @@ public final class UpstreamDialer implements AutoCloseable {
     private final Supplier<SelfEndpoints> self;
     private final int connectTimeoutMillis;
     private final Map<ResolverKey, DnsNameResolver> resolvers = new ConcurrentHashMap<>();
+    /** Local ends of the upstream connections open now (see {@link #isOwnUpstream}). */
+    private final java.util.Set<InetSocketAddress> ownLocalEnds = ConcurrentHashMap.newKeySet();
 
     /**
      * @param transport the transport of the event loops that will call {@link #dial}
@@ -105,6 +107,10 @@ public final class UpstreamDialer implements AutoCloseable {
                     .connect(remote);
             connect.addListener((ChannelFuture f) -> {
                 if (f.isSuccess()) {
+                    if (f.channel().localAddress() instanceof InetSocketAddress local) {
+                        ownLocalEnds.add(local);
+                        f.channel().closeFuture().addListener(closed -> ownLocalEnds.remove(local));
+                    }
                     if (!promise.trySuccess(new Dialed(f.channel(), checked, remote))) {
                         f.channel().close();
                     }
@@ -143,6 +149,17 @@ public final class UpstreamDialer implements AutoCloseable {
                     .resolvedAddressTypes(ResolvedAddressTypes.IPV4_PREFERRED)
                     .build();
         });
+    }
+
+    /**
+     * Answers whether {@code client} (a downstream connection's remote address) is the local end of one
+     * of Sluice's own upstream connections: that connection was sent back into Sluice (for example by
+     * an iptables rule that redirects Sluice's own output) and must not be dialled again (a loop).
+     * An upstream socket is registered as soon as it is connected, before the promise of
+     * {@link #dial} completes, so before any byte is written on it.
+     */
+    public boolean isOwnUpstream(InetSocketAddress client) {
+        return client != null && ownLocalEnds.contains(client);
     }
 
     /** Closes every resolver. */

@@ -82,6 +82,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
     private enum State { IDLE, FORWARDING, AWAITING_RESPONSE, DISCARDING, TUNNEL, CLOSED }
 
     private final ProxyContext context;
+    private final RequestFront front;
+    private final String listener;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
     private State state = State.IDLE;
     private boolean responseDoneEarly;
@@ -96,16 +98,31 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
     private final InterceptScope scope;
 
     public ExplicitRequestHandler(ProxyContext context) {
-        this(context, null);
+        this(context, (RequestFront) null);
     }
 
     /**
+     * @param context the server's shared context
      * @param scope for the requests inside an intercepted tunnel: the tunnel's extension and target;
      *              null on the explicit listener itself
      */
     public ExplicitRequestHandler(ProxyContext context, InterceptScope scope) {
         this.context = context;
         this.scope = scope;
+        this.front = null;
+        this.listener = LISTENER;
+    }
+
+    /**
+     * @param context the server's shared context
+     * @param front how requests are identified and placed, or null for the explicit proxy
+     *     (Proxy-Authorization; absolute-form and CONNECT)
+     */
+    public ExplicitRequestHandler(ProxyContext context, RequestFront front) {
+        this.context = context;
+        this.scope = null;
+        this.front = front;
+        this.listener = front == null ? LISTENER : front.listener();
     }
 
     @Override
@@ -205,7 +222,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         Policy policy = context.policies().current();
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
-                .listener(LISTENER)
+                .listener(listener)
                 .client((InetSocketAddress) ctx.channel().remoteAddress());
 
         DecoderResult result = request.decoderResult();
@@ -251,7 +268,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
 
-        Optional<Extension> extension = identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
+        Optional<Extension> extension = front != null ? front.identify(policy)
+                : identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
         if (extension.isEmpty()) {
             describeTargetForAudit(request, audit);
             refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, "auth"), false, null);
@@ -271,11 +289,16 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
 
-        boolean connect = HttpMethod.CONNECT.equals(request.method());
+        boolean connect = front == null && HttpMethod.CONNECT.equals(request.method());
         Target target;
         HttpTarget httpTarget = null;
         try {
-            if (connect) {
+            if (front != null) {
+                audit.scheme("http");
+                httpTarget = front.target(request);
+                target = httpTarget.target();
+                audit.urlPath(httpTarget.pathAndQuery());
+            } else if (connect) {
                 audit.scheme("https");
                 target = TargetParser.parseAuthority(request.uri());
             } else {
@@ -432,11 +455,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         if (extension.equals(boundExtension)) {
             return true;
         }
-        if (!context.connections().tryAcquire(extension, LISTENER, max)) {
+        if (!context.connections().tryAcquire(extension, listener, max)) {
             return false;
         }
         if (boundExtension != null) {
-            context.connections().release(boundExtension, LISTENER);
+            context.connections().release(boundExtension, listener);
         } else {
             // Released when the connection closes, whichever phase owns it then (a tunnel outlives
             // this handler).
@@ -448,7 +471,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     private void unbind() {
         if (boundExtension != null) {
-            context.connections().release(boundExtension, LISTENER);
+            context.connections().release(boundExtension, listener);
             boundExtension = null;
         }
     }
@@ -545,7 +568,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         Policy policy = context.policies().current();
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
-                .listener(LISTENER)
+                .listener(listener)
                 .client((InetSocketAddress) ctx.channel().remoteAddress())
                 .decision("deny")
                 .reason(Reason.HEADER_TIMEOUT.label())

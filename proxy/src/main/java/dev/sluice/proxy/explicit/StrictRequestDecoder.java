@@ -12,9 +12,10 @@ import io.netty.handler.codec.http.HttpRequestDecoder;
  * {@code ambiguous_framing} and forwards nothing (RFC 9112 section 6.1 lets a server reject such a
  * message; a proxy that forwards it invites request smuggling).
  */
-final class StrictRequestDecoder extends HttpRequestDecoder {
+public final class StrictRequestDecoder extends HttpRequestDecoder {
 
-    StrictRequestDecoder(HttpDecoderConfig config) {
+    /** @param config Netty decoder limits (initial line, header block, chunk size) */
+    public StrictRequestDecoder(HttpDecoderConfig config) {
         super(config);
     }
 

@@ -2,6 +2,10 @@ package dev.sluice.proxy.server;
 
 import dev.sluice.proxy.admin.AdminChannelInitializer;
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.dns.DnsChannelInitializer;
+import dev.sluice.proxy.dns.DnsListeners;
+import dev.sluice.proxy.transparent.InterceptionPath;
+import dev.sluice.proxy.transparent.TransparentChannelInitializer;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
 import dev.sluice.proxy.intercept.InterceptionTls;
@@ -42,7 +46,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running Sluice: the event loops, the explicit and admin listeners, the policy holder (and its
+ * One running Sluice: the event loops, the explicit, transparent and admin listeners, the DNS responder, the policy holder (and its
  * reloader when the policy came from a file), the dialer, the metrics. Start it with {@link #start},
  * stop it with {@link #close(Duration)}; the caller closes the audit log afterwards so that the
  * records of the last connections are flushed.
@@ -68,6 +72,8 @@ public final class SluiceServer implements AutoCloseable {
     private final List<Channel> listeners = new ArrayList<>();
     private InetSocketAddress proxyAddress;
     private InetSocketAddress adminAddress;
+    private InetSocketAddress transparentAddress;
+    private InetSocketAddress dnsAddress;
     private volatile boolean ready;
     private boolean closed;
 
@@ -152,15 +158,34 @@ public final class SluiceServer implements AutoCloseable {
             bound.add(adminAddress);
         }
         if (listen.transparent() != null) {
-            bound.add(listen.transparent());
+            // The seam for TLS interception: InterceptionPath.NONE until inspected hosts exist.
+            TransparentChannelInitializer transparentInit = new TransparentChannelInitializer(context,
+                    InterceptionPath.NONE);
+            Channel transparent = listener(new ChannelInitializer<Channel>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    downstream.add(ch);
+                    ch.pipeline().addLast(transparentInit);
+                }
+            }).childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                    .bind(listen.transparent()).sync().channel();
+            listeners.add(transparent);
+            transparentAddress = (InetSocketAddress) transparent.localAddress();
+            bound.add(transparentAddress);
         }
         if (listen.dns() != null) {
-            bound.add(listen.dns());
+            // UDP, and TCP (RFC 7766) on the same address and port.
+            List<Channel> dns = DnsListeners.bind(group, transport,
+                    new DnsChannelInitializer(context, listen.transparent().getAddress()), listen.dns());
+            listeners.addAll(dns);
+            dnsAddress = (InetSocketAddress) dns.get(0).localAddress();
+            bound.add(dnsAddress);
         }
         self.set(new SelfEndpoints(bound, localAddresses()));
         ready = true;
-        log.info("sluice listening: explicit={} admin={} transport={} policy={} sha256={}", proxyAddress,
-                adminAddress, transport.name(), policies.current().source(), policies.current().sha256Hex());
+        log.info("sluice listening: explicit={} admin={} transparent={} dns={} transport={} policy={} sha256={}",
+                proxyAddress, adminAddress, transparentAddress, dnsAddress, transport.name(), policies.current().source(), policies.current().sha256Hex());
     }
 
     private ServerBootstrap listener(ChannelHandler childHandler) {
@@ -205,6 +230,16 @@ public final class SluiceServer implements AutoCloseable {
     /** Returns the admin listener's bound address, or null when none is configured. */
     public InetSocketAddress adminAddress() {
         return adminAddress;
+    }
+
+    /** Returns the transparent listener's bound address, or null when none is configured. */
+    public InetSocketAddress transparentAddress() {
+        return transparentAddress;
+    }
+
+    /** Returns the DNS responder's bound address (UDP), or null when none is configured. */
+    public InetSocketAddress dnsAddress() {
+        return dnsAddress;
     }
 
     /** Returns the holder of the running policy snapshot. */

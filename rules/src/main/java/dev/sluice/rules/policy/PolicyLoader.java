@@ -49,8 +49,8 @@ import java.util.regex.Pattern;
  *
  * <p>Top-level keys: {@code version} (required, 1), {@code mode}, {@code extensions}, {@code groups},
  * {@code deny} (global deny rules for every extension), {@code network}, {@code listen}, {@code limits},
- * {@code audit}, {@code redaction}. Unknown keys are errors listing the expected keys. {@code inspect},
- * {@code tls}, and a non-null {@code listen.transparent} or {@code listen.dns}, are design keys this
+ * {@code audit}, {@code redaction}, {@code inspect}, {@code tls}. Unknown keys are errors listing the
+ * expected keys. Design keys this
  * build does not implement yet: they are refused ("not supported by this build yet") rather than
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
@@ -426,6 +426,8 @@ public final class PolicyLoader {
         ListenSettings listen(Node node) {
             InetSocketAddress proxy = new InetSocketAddress(IpAddresses.inet4(0x7f000001), 3128);
             InetSocketAddress admin = new InetSocketAddress(IpAddresses.inet4(0x7f000001), 9901);
+            InetSocketAddress transparent = null;
+            InetSocketAddress dns = null;
             if (node != null && !isNull(node)) {
                 MapNode m = map(node, "listen");
                 if (m != null) {
@@ -440,15 +442,22 @@ public final class PolicyLoader {
                         InetSocketAddress a = socket(ad, "listen.admin", -1);
                         admin = a == null ? admin : a;
                     }
-                    for (String key : List.of("transparent", "dns")) {
-                        YamlTree.Entry e = m.entries().get(key);
-                        if (e != null && !isNull(e.value())) {
-                            error(e.keyLoc(), "listen." + key + ": not supported by this build yet (expected: null or absent)");
+                    Node t = value(m, "transparent");
+                    if (t != null && !isNull(t)) {
+                        transparent = socket(t, "listen.transparent", -1);
+                    }
+                    Node d = value(m, "dns");
+                    if (d != null && !isNull(d)) {
+                        dns = socket(d, "listen.dns", 53);
+                        if (dns != null && (transparent == null || transparent.getAddress().isAnyLocalAddress())) {
+                            // The DNS responder answers allowed names with the transparent listener's address.
+                            error(d.loc(), "listen.dns: needs listen.transparent with a specific address to answer"
+                                    + " with (expected: e.g. transparent: 10.200.0.1:15001, not 0.0.0.0 or absent)");
                         }
                     }
                 }
             }
-            return new ListenSettings(proxy, null, null, admin);
+            return new ListenSettings(proxy, transparent, dns, admin);
         }
 
         Limits limits(Node node) {

@@ -130,6 +130,18 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void transparentAndDnsListeners() throws Exception {
+        Policy p = PolicyLoader.parse("version: 1\nlisten:\n  transparent: 10.200.0.1:15001\n  dns: 10.200.0.1\n",
+                "t.yaml");
+        assertThat(p.listen().transparent()).isEqualTo(new InetSocketAddress(IpAddresses.parseStrict("10.200.0.1"), 15001));
+        assertThat(p.listen().dns()).isEqualTo(new InetSocketAddress(IpAddresses.parseStrict("10.200.0.1"), 53));
+        Policy onlyTransparent = PolicyLoader.parse("version: 1\nlisten:\n  transparent: 0.0.0.0:15001\n  dns: null\n",
+                "t.yaml");
+        assertThat(onlyTransparent.listen().transparent().getPort()).isEqualTo(15001);
+        assertThat(onlyTransparent.listen().dns()).isNull();
+    }
+
+    @Test
     void defaults() throws Exception {
         Policy p = PolicyLoader.parse("version: 1\n", "min.yaml");
         assertThat(p.mode()).isEqualTo(Mode.ENFORCE);
@@ -277,8 +289,10 @@ class PolicyLoaderTest {
             redaction bad action   | version: 1\\nredaction: {action: shred}                           | p.yaml:2:21: redaction.action: shred (expected: redact, block or report)
             tls unknown key        | version: 1\\ntls: {extra: [a.pem]}                                | p.yaml:2:7: tls.extra: unknown key (expected one of: extra_trust)
             bad pin                | version: 1\\ninspect: {a.test: {pins: [sha256/x]}}              | p.yaml:2:27: inspect.a.test.pins[0]: sha256/x (expected: sha256/ followed by the base64 of 32 bytes)
-            transparent listener   | version: 1\\nlisten:\\n  transparent: 10.200.0.1:15001            | p.yaml:3:3: listen.transparent: not supported by this build yet (expected: null or absent)
-            dns listener           | version: 1\\nlisten:\\n  dns: 10.200.0.1:53                       | p.yaml:3:3: listen.dns: not supported by this build yet (expected: null or absent)
+            transparent no port    | version: 1\\nlisten:\\n  transparent: 10.200.0.1                  | p.yaml:3:16: listen.transparent: 10.200.0.1: missing port (expected: address:port, e.g. 127.0.0.1:3128 or [::1]:3128)
+            dns without transparent| version: 1\\nlisten:\\n  dns: 10.200.0.1:53                       | p.yaml:3:8: listen.dns: needs listen.transparent with a specific address to answer with (expected: e.g. transparent: 10.200.0.1:15001, not 0.0.0.0 or absent)
+            dns wildcard answer    | version: 1\\nlisten:\\n  transparent: 0.0.0.0:15001\\n  dns: 10.200.0.1:53 | p.yaml:4:8: listen.dns: needs listen.transparent with a specific address to answer with (expected: e.g. transparent: 10.200.0.1:15001, not 0.0.0.0 or absent)
+            dns name refused       | version: 1\\nlisten:\\n  transparent: 10.200.0.1:15001\\n  dns: localhost | p.yaml:4:8: listen.dns: localhost (expected: address[:port], e.g. 127.0.0.53 or [::1]:53)
             listen needs port      | version: 1\\nlisten:\\n  proxy: 127.0.0.1                         | p.yaml:3:10: listen.proxy: 127.0.0.1: missing port (expected: address:port, e.g. 127.0.0.1:3128 or [::1]:3128)
             listen name refused    | version: 1\\nlisten:\\n  proxy: localhost:3128                    | p.yaml:3:10: listen.proxy: localhost:3128 (expected: address:port, e.g. 127.0.0.1:3128 or [::1]:3128)
             duplicate key          | version: 1\\nmode: enforce\\nmode: report                         | p.yaml:3:1: duplicate key "mode"

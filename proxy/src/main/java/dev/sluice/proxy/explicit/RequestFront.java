@@ -1,0 +1,32 @@
+package dev.sluice.proxy.explicit;
+
+import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.target.HttpTarget;
+import dev.sluice.rules.target.MalformedTargetException;
+import io.netty.handler.codec.http.HttpRequest;
+import java.util.Optional;
+
+/**
+ * How a listener other than the explicit proxy feeds plain HTTP requests into the request phase
+ * ({@link ExplicitRequestHandler}): who the client is, and where an origin-form request goes. The
+ * explicit listener has no front (Proxy-Authorization and absolute-form / CONNECT); the transparent
+ * listener's front identifies by source address and takes the target from {@code Host} plus the
+ * original destination port. Everything after that (decide, forward, audit, counters) is shared.
+ */
+public interface RequestFront {
+
+    /** Returns the {@code listener} label of audit records and metrics, e.g. {@code transparent}. */
+    String listener();
+
+    /** Returns the extension of this connection under {@code policy}, or empty when none applies. */
+    Optional<Extension> identify(Policy policy);
+
+    /**
+     * Returns the target of {@code request} (origin-form request-target, {@code Host} header).
+     *
+     * @throws MalformedTargetException for any request-target or Host this front cannot place
+     *     (answered 400 {@code malformed_target}); CONNECT is among them
+     */
+    HttpTarget target(HttpRequest request) throws MalformedTargetException;
+}
