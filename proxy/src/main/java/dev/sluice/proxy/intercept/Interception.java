@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * Interception of an allowed CONNECT to an inspected host (design.md step 6). After the 200, the
  * downstream channel becomes:
  * <pre>
- *   peek     InterceptPeek: the first byte must start a TLS handshake record, else close (not_http_or_tls)
+ *   tls-peek Peek: the first byte must start a TLS handshake record, else close (not_http_or_tls)
  *   sni      SniHandler → SslHandler with the host's leaf; the SNI must equal the CONNECT host
  *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
@@ -49,6 +49,9 @@ import org.slf4j.LoggerFactory;
 public final class Interception {
 
     private static final Logger log = LoggerFactory.getLogger(Interception.class);
+
+    /** Pipeline name of the first-byte check. */
+    static final String PEEK = "tls-peek";
 
     private Interception() {
     }
@@ -81,11 +84,11 @@ public final class Interception {
         SniHandler sni = new SniHandler((String hostname, Promise<SslContext> promise) ->
                 mapSni(tls, target, hostname, gate, promise));
         if (anchor != null) {
-            p.addAfter(anchor, "peek", peek);
+            p.addAfter(anchor, PEEK, peek);
         } else {
-            p.addFirst("peek", peek);
+            p.addFirst(PEEK, peek);
         }
-        p.addAfter("peek", "sni", sni);
+        p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
         p.addAfter("gate", ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.newDecoder(decoder));
         p.addAfter(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());

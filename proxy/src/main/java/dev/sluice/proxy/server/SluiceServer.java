@@ -4,7 +4,7 @@ import dev.sluice.proxy.admin.AdminChannelInitializer;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.dns.DnsChannelInitializer;
 import dev.sluice.proxy.dns.DnsListeners;
-import dev.sluice.proxy.transparent.InterceptionPath;
+import dev.sluice.proxy.intercept.TransparentInterception;
 import dev.sluice.proxy.transparent.TransparentChannelInitializer;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
@@ -22,6 +22,7 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.Epoll;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -81,7 +82,7 @@ public final class SluiceServer implements AutoCloseable {
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads)
             throws Exception {
-        this.transport = Transport.detect();
+        this.transport = Transport.detect(policy.listen().transparent() != null);
         this.policies = new PolicyHolder(policy, clock);
         this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
         this.auditLog = auditLog;
@@ -158,9 +159,13 @@ public final class SluiceServer implements AutoCloseable {
             bound.add(adminAddress);
         }
         if (listen.transparent() != null) {
-            // The seam for TLS interception: InterceptionPath.NONE until inspected hosts exist.
+            if (!"epoll".equals(transport.name())) {
+                // Without SO_ORIGINAL_DST every connection would look addressed to the listener's port.
+                throw new IllegalStateException("listen.transparent needs the native epoll transport (Linux): "
+                        + Epoll.unavailabilityCause());
+            }
             TransparentChannelInitializer transparentInit = new TransparentChannelInitializer(context,
-                    InterceptionPath.NONE);
+                    new TransparentInterception(context));
             Channel transparent = listener(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {

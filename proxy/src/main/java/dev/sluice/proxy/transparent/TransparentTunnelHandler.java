@@ -123,11 +123,16 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.channel().closeFuture().addListener(f -> context.connections().release(name, TransparentFront.LISTENER));
-        TrafficMeter traffic = context.metrics().traffic(policy, extension, decision);
+        if (context.budgets().exhausted(name, policy.limits().egressBudgetBytes(), policy.limits().egressBudgetWindow())) {
+            refuse(ctx, Decision.deny(Reason.EGRESS_BUDGET, "limits.egress_budget"), null);
+            return;
+        }
+        TrafficMeter traffic = context.traffic(policy, extension, decision);
         if (interception.inspects(policy, target)) {
             ByteBuf bytes = takeBytes(ctx);
             ctx.pipeline().remove(this);
-            interception.intercept(ctx, new ConnectRequest(target, decision, policy, audit, traffic), bytes);
+            interception.intercept(ctx, new ConnectRequest(target, decision, policy, audit, traffic, name,
+                    TransparentFront.LISTENER), bytes);
             return;
         }
         ByteCounter counter = new ByteCounter();

@@ -29,8 +29,8 @@ public final class Tunnels {
         TunnelSession session = new TunnelSession(audit);
         downstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         upstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-        upstream.pipeline().addLast("relay", new TunnelRelay(session, downstream));
-        downstream.pipeline().addLast("relay", new TunnelRelay(session, upstream));
+        upstream.pipeline().addLast("relay", new TunnelRelay(session, downstream, false));
+        downstream.pipeline().addLast("relay", new TunnelRelay(session, upstream, true));
         if (!upstream.isActive()) {
             downstream.close();
         }

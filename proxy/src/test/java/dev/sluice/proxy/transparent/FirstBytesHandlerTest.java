@@ -63,7 +63,8 @@ class FirstBytesHandlerTest {
         dialer = new UpstreamDialer(Transport.nio(), () -> new SelfEndpoints(List.of(), Set.of()), 1_000);
         auditLog = AuditLog.open(dir.resolve("audit.jsonl")); // its health only; records go to `records`
         context = new ProxyContext(new PolicyHolder(policy, Clock.systemUTC()), auditLog, records::add, dialer,
-                Clock.systemUTC(), metrics, new ConnectionLimits(metrics));
+                Clock.systemUTC(), metrics, new ConnectionLimits(metrics), null,
+                new dev.sluice.proxy.server.EgressBudgets(Clock.systemUTC()));
     }
 
     @AfterEach

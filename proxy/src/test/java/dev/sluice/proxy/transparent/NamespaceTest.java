@@ -29,7 +29,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -82,7 +81,9 @@ class NamespaceTest {
         int transparentPort = SluiceFixture.freePort();
         int dnsPort = SluiceFixture.freePort();
         try {
-            origins = Origins.start();
+            origins = Origins.start(dev.sluice.proxy.testing.TestTls.create(
+                    java.nio.file.Files.createTempDirectory("sluice-ns-tls-"), "origin.test", "inspected.test",
+                    "localhost", "127.0.0.1"));
             origins.server().stubFor(get(urlPathEqualTo("/hello")).willReturn(aResponse().withStatus(200).withBody("hi")));
             Cmd created = run(List.of(SCRIPT.toString(), "up", name, subnet + ".0/30"), Map.of(
                     "SLUICE_TRANSPARENT_PORT", String.valueOf(transparentPort),
@@ -103,6 +104,8 @@ class NamespaceTest {
                         allow:
                           - host: origin.test
                             ports: [%2$d, %3$d]
+                          - host: inspected.test
+                            ports: [%2$d]
                       second:
                         sources: ["%7$s/32"]
                         allow:
@@ -120,12 +123,18 @@ class NamespaceTest {
                       hosts:
                         origin.test: 127.0.0.1
                         denied.test: 127.0.0.1
+                        inspected.test: 127.0.0.1
+                    inspect:
+                      inspected.test: {}
+                    tls:
+                      extra_trust: ["%8$s"]
                     listen:
                       proxy: 127.0.0.1:0
                       admin: 127.0.0.1:0
                       transparent: %4$s:%5$d
                       dns: %4$s:%6$d
-                    """.formatted(nsIp, origins.httpsPort(), origins.httpPort(), hostIp, transparentPort, dnsPort, ns2Ip));
+                    """.formatted(nsIp, origins.httpsPort(), origins.httpPort(), hostIp, transparentPort, dnsPort, ns2Ip,
+                            origins.caPem().toAbsolutePath()));
         } catch (Throwable t) {
             stop();
             throw t;
@@ -206,13 +215,11 @@ class NamespaceTest {
     }
 
     @Test
-    @Disabled("interception not merged yet: the policy loader still refuses `inspect`, and the transparent "
-            + "listener passes InterceptionPath.NONE")
     void inspectedHostWorksThroughInterception() {
-        // With `inspect: {origin.test: {...}}` and Sluice's CA trusted (sluice ca export), curl sees a
-        // leaf from Sluice's CA and the exchange is recorded with tls.mode=intercept.
-        Cmd curl = curl("--cacert", sluice.dataDir().resolve("ca/ca.pem").toString(),
-                "https://origin.test:" + origins.httpsPort() + "/hello");
+        // Trusting only Sluice's CA: curl sees a leaf from Sluice's CA, and the exchange is recorded
+        // with tls.mode=intercept.
+        Cmd curl = curl("--cacert", sluice.dataDir().resolve("ca.crt.pem").toString(),
+                "https://inspected.test:" + origins.httpsPort() + "/hello");
         assertThat(curl.exit()).as(curl.err()).isZero();
         assertThat(curl.body()).isEqualTo("hi");
         JsonNode record = awaitRecord(r -> "intercept".equals(text(r, "tls.mode")));
