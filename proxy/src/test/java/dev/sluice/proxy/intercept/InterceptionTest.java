@@ -199,7 +199,15 @@ class InterceptionTest {
 
         // Node's fetch (undici, installed by .ci/run from proxy/src/test/node), proxy and trust from the env.
         Path nodeDir = Path.of("src/test/node").toAbsolutePath();
-        assertThat(nodeDir.resolve("node_modules/undici")).as("run: (cd proxy/src/test/node && npm ci)").isDirectory();
+        if (!Files.isDirectory(nodeDir.resolve("node_modules/undici"))) {
+            // The pinned client library (package-lock.json), from the npm registry, once per checkout.
+            Process install = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+                    .directory(nodeDir.toFile()).redirectErrorStream(true).start();
+            String log = new String(install.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(install.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(install.exitValue()).as("npm ci: " + log).isZero();
+        }
+        assertThat(nodeDir.resolve("node_modules/undici")).isDirectory();
         ProcessBuilder fetch = new ProcessBuilder("node", nodeDir.resolve("fetch-through-proxy.js").toString(),
                 url("/v1/fetch")).redirectError(ProcessBuilder.Redirect.DISCARD).directory(nodeDir.toFile());
         fetch.environment().putAll(env);
