@@ -15,6 +15,7 @@ import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.sluice.proxy.testing.Origins;
 import dev.sluice.proxy.testing.SluiceFixture;
 import dev.sluice.proxy.testing.TestTls;
+import dev.sluice.proxy.testing.TrustOnly;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,8 +30,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +37,6 @@ import java.util.Random;
 import java.util.zip.GZIPOutputStream;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,16 +108,7 @@ class RedactionTest {
     }
 
     private SSLContext trustingOnlySluice() throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(sluice.dataDir().resolve("ca.crt.pem"))) {
-            store.setCertificateEntry("sluice", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
+        return TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem"));
     }
 
     /** A TLS connection through a CONNECT tunnel, for requests written by hand. */
