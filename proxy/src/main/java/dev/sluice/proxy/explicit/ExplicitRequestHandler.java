@@ -3,7 +3,6 @@ package dev.sluice.proxy.explicit;
 import dev.sluice.proxy.server.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.Answers;
-import dev.sluice.proxy.intercept.InterceptScope;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.server.ProxyContext;
 import dev.sluice.rules.decision.Decider;
@@ -95,22 +94,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
     /** The {@code listener} label of this listener in audit records and metrics. */
     static final String LISTENER = "explicit";
 
-    private final InterceptScope scope;
-
     public ExplicitRequestHandler(ProxyContext context) {
-        this(context, (RequestFront) null);
-    }
-
-    /**
-     * @param context the server's shared context
-     * @param scope for the requests inside an intercepted tunnel: the tunnel's extension and target;
-     *              null on the explicit listener itself
-     */
-    public ExplicitRequestHandler(ProxyContext context, InterceptScope scope) {
-        this.context = context;
-        this.scope = scope;
-        this.front = null;
-        this.listener = LISTENER;
+        this(context, null);
     }
 
     /**
@@ -120,7 +105,6 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
      */
     public ExplicitRequestHandler(ProxyContext context, RequestFront front) {
         this.context = context;
-        this.scope = null;
         this.front = front;
         this.listener = front == null ? LISTENER : front.listener();
     }
@@ -263,9 +247,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
 
-        if (scope != null) {
-            onInterceptedRequest(ctx, request, policy, audit);
-            return;
+        if (front != null) {
+            front.describe(audit);
         }
 
         Optional<Extension> extension = front != null ? front.identify(policy)
@@ -276,7 +259,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         audit.extension(extension.get().name());
-        if (!bindConnection(ctx, extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
+        if ((front == null || front.bindsConnection())
+                && !bindConnection(ctx, extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
             describeTargetForAudit(request, audit);
             refuse(ctx, request, audit, Decision.deny(Reason.CONNECTION_LIMIT, "limits.max_connections_per_extension"),
                     true, null);
@@ -294,7 +278,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         HttpTarget httpTarget = null;
         try {
             if (front != null) {
-                audit.scheme("http");
+                audit.scheme(front.scheme());
                 httpTarget = front.target(request);
                 target = httpTarget.target();
                 audit.urlPath(httpTarget.pathAndQuery());
@@ -315,6 +299,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             }
         } catch (MalformedTargetException e) {
             refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, "target"), false, e.getMessage());
+            return;
+        } catch (MisdirectedRequestException e) {
+            refuse(ctx, request, audit, Decision.deny(Reason.HOST_MISMATCH, "intercept.host"), false, e.getMessage());
             return;
         }
         audit.server(target.host(), target.port());
@@ -345,82 +332,19 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
 
-        audit.tlsMode("none");
+        if (front == null) {
+            audit.tlsMode("none");
+        }
         HttpRequest upstream = new DefaultHttpRequest(request.protocolVersion(), request.method(),
                 httpTarget.pathAndQuery(), request.headers().copy());
         HttpHeaders headers = upstream.headers();
         HopByHop.strip(headers);
-        headers.set(HttpHeaderNames.HOST, hostHeader(target, 80));
+        headers.set(HttpHeaderNames.HOST, hostHeader(target, front == null ? 80 : front.defaultPort()));
         if (HttpUtil.isTransferEncodingChunked(request)) {
             HttpUtil.setTransferEncodingChunked(upstream, true);
         }
         state = State.FORWARDING;
         ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
-                HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision)));
-    }
-
-    /**
-     * A request inside an intercepted tunnel: origin-form, its Host must name the tunnel's target (421
-     * {@code host_mismatch} otherwise), decided with its method and path by the tunnel's extension's
-     * rules under the running policy.
-     */
-    private void onInterceptedRequest(ChannelHandlerContext ctx, HttpRequest request, Policy policy, AuditEvent audit) {
-        Target target = scope.target();
-        audit.listener(scope.listener()).tlsMode("intercept").tlsSni(target.host()).scheme("https")
-                .server(target.host(), target.port());
-        Optional<Extension> extension = policy.extension(scope.extension());
-        if (extension.isEmpty()) {
-            refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, "auth"), true,
-                    "the tunnel's extension is no longer in the policy");
-            return;
-        }
-        audit.extension(extension.get().name());
-        if (overBudget(policy, extension.get())) {
-            refuse(ctx, request, audit, Decision.deny(Reason.EGRESS_BUDGET, "limits.egress_budget"), false, null);
-            return;
-        }
-        String uri = request.uri();
-        if (HttpMethod.CONNECT.equals(request.method()) || !uri.startsWith("/")) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.request_target"), true,
-                    "origin-form expected inside a tunnel");
-            return;
-        }
-        audit.urlPath(uri);
-        String host = request.headers().get(HttpHeaderNames.HOST);
-        if (host == null) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.host"), false, "no Host");
-            return;
-        }
-        Target named;
-        try {
-            named = host.lastIndexOf(':') > host.lastIndexOf(']')
-                    ? TargetParser.parseAuthority(host) : TargetParser.canonicalHost(host, 443);
-        } catch (MalformedTargetException e) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, "http.host"), false, e.getMessage());
-            return;
-        }
-        if (!named.host().equals(target.host()) || named.port() != target.port()) {
-            refuse(ctx, request, audit, Decision.deny(Reason.HOST_MISMATCH, "intercept.host"), false,
-                    "Host names " + named.authority() + ", the tunnel goes to " + target.authority());
-            return;
-        }
-        int query = uri.indexOf('?');
-        String path = query < 0 ? uri : uri.substring(0, query);
-        Decision decision = Decider.decide(policy, extension.get(), target, new RequestInfo(request.method().name(), path));
-        audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
-        if (!decision.permits()) {
-            refuse(ctx, request, audit, decision, false, null);
-            return;
-        }
-        HttpRequest upstream = new DefaultHttpRequest(request.protocolVersion(), request.method(), uri,
-                request.headers().copy());
-        HopByHop.strip(upstream.headers());
-        upstream.headers().set(HttpHeaderNames.HOST, hostHeader(target, 443));
-        if (HttpUtil.isTransferEncodingChunked(request)) {
-            HttpUtil.setTransferEncodingChunked(upstream, true);
-        }
-        state = State.FORWARDING;
-        ctx.fireChannelRead(new ForwardRequest(upstream, new HttpTarget("https", target, uri), decision, policy, audit,
                 HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision)));
     }
 

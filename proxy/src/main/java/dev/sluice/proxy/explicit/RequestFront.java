@@ -1,5 +1,6 @@
 package dev.sluice.proxy.explicit;
 
+import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
@@ -28,5 +29,25 @@ public interface RequestFront {
      * @throws MalformedTargetException for any request-target or Host this front cannot place
      *     (answered 400 {@code malformed_target}); CONNECT is among them
      */
-    HttpTarget target(HttpRequest request) throws MalformedTargetException;
+    HttpTarget target(HttpRequest request) throws MalformedTargetException, MisdirectedRequestException;
+
+    /** Returns the scheme of the requests this front sees ({@code http}, or {@code https} inside interception). */
+    default String scheme() {
+        return "http";
+    }
+
+    /** Returns the port a {@code Host} without a port means (80, or 443 inside interception). */
+    default int defaultPort() {
+        return 80;
+    }
+
+    /** Answers whether the request phase binds the connection to the extension (false when an outer phase did). */
+    default boolean bindsConnection() {
+        return true;
+    }
+
+    /** Adds what this front knows to each request's audit record ({@code tls.mode}, {@code tls.sni}). */
+    default void describe(AuditEvent audit) {
+        audit.tlsMode("none");
+    }
 }

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  *   sni      SniHandler → SslHandler with the host's leaf; the SNI must equal the CONNECT host
  *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
- *   decoder, encoder, request (ExplicitRequestHandler in intercept scope),
+ *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
  *   forward  HttpForwarder with TLS
  * </pre>
@@ -73,7 +73,7 @@ public final class Interception {
                 p.remove(name);
             }
         }
-        InterceptScope scope = new InterceptScope(extension, target, listener, inspected, tunnelAudit);
+        InterceptFront front = new InterceptFront(extension, target, listener);
         HttpForwarder forwarder = new HttpForwarder(context,
                 (alloc, host, port) -> tls.upstreamContext().newHandler(alloc, host, port));
         Gate gate = new Gate(tunnelAudit);
@@ -93,7 +93,7 @@ public final class Interception {
         p.addAfter("gate", ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.newDecoder(decoder));
         p.addAfter(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
         p.addAfter(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
-                new ExplicitRequestHandler(context, scope));
+                new ExplicitRequestHandler(context, front));
         p.addAfter(ExplicitChannelInitializer.REQUEST, "redact", new RedactionPhase(inspected.redact()));
         p.addAfter("redact", ExplicitChannelInitializer.FORWARD, forwarder);
         forwarder.adopt(upstream, counter, target, policy);
