@@ -62,11 +62,14 @@ import java.util.regex.Matcher;
  */
 public final class StreamingRedactor {
 
+    /** Bytes after a keyword's start that a {@link Precheck} may look at when run at the hit itself. */
+    private static final int PRECHECK_LOOKAHEAD = 256;
     /** Largest number of input bytes processed in one step. */
     static final int SLICE_BYTES = 32 * 1024;
     private static final byte[] EMPTY = new byte[0];
 
     private final List<Detector> detectors;
+    private final Detector[] detectorArray;
     private final KeywordPrefilter prefilter;
     private final RedactionAction action;
     private final long maxBodyBytes;
@@ -136,6 +139,7 @@ public final class StreamingRedactor {
             throw new IllegalArgumentException("maxBodyBytes: " + maxBodyBytes + " (expected: >= 0)");
         }
         this.detectors = set.detectors();
+        this.detectorArray = detectors.toArray(new Detector[0]);
         this.prefilter = set.prefilter();
         this.maxBodyBytes = maxBodyBytes;
         this.json = format == BodyFormat.JSON;
@@ -313,7 +317,13 @@ public final class StreamingRedactor {
         int start = endExclusive - prefilter.keywordLength(keyword);
         boolean wordStart = start == 0 || !isAlnum(dec[start - 1]);
         for (int d : prefilter.detectorsOf(keyword)) {
-            if (!wordStart && detectors.get(d).keywordAtWordStart()) {
+            Detector det = detectorArray[d];
+            if (!wordStart && det.keywordAtWordStart()) {
+                continue;
+            }
+            // run the precheck now when its look-ahead has arrived: most hits of common keywords end here
+            Precheck pre = det.precheck();
+            if (pre != null && start + PRECHECK_LOOKAHEAD <= decLen && !pre.mayMatch(dec, start, decLen)) {
                 continue;
             }
             if (hitCount == hitDet.length) {
@@ -337,7 +347,7 @@ public final class StreamingRedactor {
         for (int h = 0; h < hitCount; h++) {
             int d = hitDet[h];
             long ks = hitStart[h];
-            Detector det = detectors.get(d);
+            Detector det = detectorArray[d];
             long regionEnd = ks + det.maxLength();
             if (!finishing && regionEnd + 1 > avail) {
                 hitDet[w] = d;
