@@ -1,6 +1,9 @@
 package dev.sluice.rules.redact;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
@@ -674,10 +677,7 @@ public final class StreamingRedactor {
         ensureDec(n - i);
         while (i < n) {
             if (!inString) {
-                int j = i;
-                while (j < n && r[j] != '"') {
-                    j++;
-                }
+                int j = find(r, i, n, false);
                 appendDec(r, i, j - i);
                 i = j;
                 if (i < n) {
@@ -687,14 +687,7 @@ public final class StreamingRedactor {
                     i++;
                 }
             } else {
-                int j = i;
-                while (j < n) {
-                    byte c = r[j];
-                    if (c == '"' || c == '\\') {
-                        break;
-                    }
-                    j++;
-                }
+                int j = find(r, i, n, true);
                 appendDec(r, i, j - i);
                 i = j;
                 if (i >= n) {
@@ -715,6 +708,41 @@ public final class StreamingRedactor {
             }
         }
         rawDecoded = rawBase + i;
+    }
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long QUOTES = 0x2222222222222222L;
+    private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
+
+    /**
+     * Returns the index of the first {@code "} (or, with {@code backslash}, the first {@code "} or
+     * {@code \}) in {@code r[from, to)}, or {@code to}. Eight bytes at a time: a byte equal to the
+     * searched one becomes zero after XOR, and the lowest zero byte of a word is found exactly by
+     * {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged falsely, never lower ones).
+     */
+    private static int find(byte[] r, int from, int to, boolean backslash) {
+        int j = from;
+        for (; j + 8 <= to; j += 8) {
+            long w = (long) LONGS.get(r, j);
+            long q = w ^ QUOTES;
+            long t = (q - ONES) & ~q;
+            if (backslash) {
+                long b = w ^ BACKSLASHES;
+                t |= (b - ONES) & ~b;
+            }
+            t &= HIGHS;
+            if (t != 0) {
+                return j + (Long.numberOfTrailingZeros(t) >>> 3);
+            }
+        }
+        for (; j < to; j++) {
+            if (r[j] == '"' || (backslash && r[j] == '\\')) {
+                return j;
+            }
+        }
+        return to;
     }
 
     private void appendDec(byte[] src, int from, int len) {
