@@ -187,62 +187,101 @@ public final class KeywordPrefilter {
         int s2 = START_STATE;
         int s3 = START_STATE;
         int common = quarter; // every lane has at least this many bytes; lane 0 has exactly this many
-        // The hot loop makes no calls: steps where any lane reached an output state are noted in small
-        // arrays and reported between blocks (a call inside the loop makes the JIT spill the states).
-        int[] pendStep = new int[PENDING];
-        int[] pendEntry = new int[PENDING * 4];
-        int i = 0;
-        while (i < common) {
-            int np = 0;
-            for (; i < common; i++) {
-                int e0 = t[s0 | (buf[a + i] & 0xff)];
-                int e1 = t[s1 | (buf[b + i] & 0xff)];
-                int e2 = t[s2 | (buf[c + i] & 0xff)];
-                int e3 = t[s3 | (buf[d + i] & 0xff)];
-                s0 = e0 & 0x7fffffff;
-                s1 = e1 & 0x7fffffff;
-                s2 = e2 & 0x7fffffff;
-                s3 = e3 & 0x7fffffff;
-                if ((e0 | e1 | e2 | e3) < 0) {
-                    pendStep[np] = i;
-                    pendEntry[4 * np] = e0;
-                    pendEntry[4 * np + 1] = e1;
-                    pendEntry[4 * np + 2] = e2;
-                    pendEntry[4 * np + 3] = e3;
-                    if (++np == PENDING) {
-                        i++;
-                        break;
-                    }
-                }
-            }
-            for (int k = 0; k < np; k++) {
-                int step = pendStep[k];
-                int e0 = pendEntry[4 * k];
-                int e1 = pendEntry[4 * k + 1];
-                int e2 = pendEntry[4 * k + 2];
-                int e3 = pendEntry[4 * k + 3];
-                if (e0 < 0) {
-                    report(e0, a + step + 1, from, sink);
-                }
-                if (e1 < 0) {
-                    report(e1, b + step + 1, p1, sink);
-                }
-                if (e2 < 0) {
-                    report(e2, c + step + 1, p2, sink);
-                }
-                if (e3 < 0) {
-                    report(e3, d + step + 1, p3, sink);
-                }
-            }
+        // Steps where a lane reached an output state are noted in a ring (a store, no loop exit, no call
+        // on the common path) and reported in batches: a loop exit or a call at each hit cost more than
+        // the whole automaton step when keywords are frequent.
+        int[] ringStep = new int[RING];
+        int[] ringEntry = new int[RING * 4];
+        int[] states = {s0, s1, s2, s3};
+        for (int i = 0; i < common; ) {
+            int[] progress = {i, 0};
+            lanes(t, buf, a, b, c, d, common, states, ringStep, ringEntry, progress);
+            reportNoted(ringStep, ringEntry, 0, progress[1], a, b, c, d, from, p1, p2, p3, sink);
+            i = progress[0];
         }
+        s0 = states[0];
+        s1 = states[1];
+        s2 = states[2];
+        s3 = states[3];
         // tails: lanes 1-2 have `overlap` bytes left before the next lane's start, lane 3 runs to the end
         scanTail(buf, b + common, p2, s1, p1, sink);
         scanTail(buf, c + common, p3, s2, p2, sink);
         return scanTail(buf, d + common, to, s3, p3, sink);
     }
 
-    /** Output steps noted before they are reported. */
-    private static final int PENDING = 64;
+    /** Output steps noted before they are reported; a power of two. */
+    private static final int RING = 256;
+
+    /**
+     * The four-lane automaton loop, from step {@code progress[0]} until {@code steps} or until the ring is
+     * full; leaves the next step in {@code progress[0]} and the number of noted steps in {@code progress[1]}.
+     * Static, with primitives and arrays only, so the JIT keeps the four states in registers.
+     */
+    private static void lanes(int[] t, byte[] buf, int a, int b, int c, int d, int steps, int[] states, int[] ringStep,
+                              int[] ringEntry, int[] progress) {
+        int s0 = states[0];
+        int s1 = states[1];
+        int s2 = states[2];
+        int s3 = states[3];
+        int noted = 0;
+        int i = progress[0];
+        for (; i < steps; i++) {
+            int e0 = t[s0 | (buf[a + i] & 0xff)];
+            int e1 = t[s1 | (buf[b + i] & 0xff)];
+            int e2 = t[s2 | (buf[c + i] & 0xff)];
+            int e3 = t[s3 | (buf[d + i] & 0xff)];
+            if ((e0 | e1 | e2 | e3) < 0) {
+                int k = noted & (RING - 1);
+                ringStep[k] = i;
+                ringEntry[4 * k] = e0;
+                ringEntry[4 * k + 1] = e1;
+                ringEntry[4 * k + 2] = e2;
+                ringEntry[4 * k + 3] = e3;
+                if (++noted == RING) {
+                    s0 = e0 & 0x7fffffff;
+                    s1 = e1 & 0x7fffffff;
+                    s2 = e2 & 0x7fffffff;
+                    s3 = e3 & 0x7fffffff;
+                    i++;
+                    break;
+                }
+            }
+            s0 = e0 & 0x7fffffff;
+            s1 = e1 & 0x7fffffff;
+            s2 = e2 & 0x7fffffff;
+            s3 = e3 & 0x7fffffff;
+        }
+        states[0] = s0;
+        states[1] = s1;
+        states[2] = s2;
+        states[3] = s3;
+        progress[0] = i;
+        progress[1] = noted;
+    }
+
+    private void reportNoted(int[] ringStep, int[] ringEntry, int from, int to, int a, int b, int c, int d, int min0,
+                             int min1, int min2, int min3, HitSink sink) {
+        for (int n = from; n < to; n++) {
+            int k = n & (RING - 1);
+            int step = ringStep[k];
+            int e0 = ringEntry[4 * k];
+            int e1 = ringEntry[4 * k + 1];
+            int e2 = ringEntry[4 * k + 2];
+            int e3 = ringEntry[4 * k + 3];
+            if (e0 < 0) {
+                report(e0, a + step + 1, min0, sink);
+            }
+            if (e1 < 0) {
+                report(e1, b + step + 1, min1, sink);
+            }
+            if (e2 < 0) {
+                report(e2, c + step + 1, min2, sink);
+            }
+            if (e3 < 0) {
+                report(e3, d + step + 1, min3, sink);
+            }
+        }
+    }
 
     /** Inputs shorter than this are scanned in one lane. */
     static final int LANE_THRESHOLD = 4096;

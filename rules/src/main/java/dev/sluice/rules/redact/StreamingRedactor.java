@@ -1,6 +1,9 @@
 package dev.sluice.rules.redact;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
@@ -62,11 +65,14 @@ import java.util.regex.Matcher;
  */
 public final class StreamingRedactor {
 
+    /** Bytes after a keyword's start that a {@link Precheck} may look at when run at the hit itself. */
+    private static final int PRECHECK_LOOKAHEAD = 256;
     /** Largest number of input bytes processed in one step. */
     static final int SLICE_BYTES = 32 * 1024;
     private static final byte[] EMPTY = new byte[0];
 
     private final List<Detector> detectors;
+    private final Detector[] detectorArray;
     private final KeywordPrefilter prefilter;
     private final RedactionAction action;
     private final long maxBodyBytes;
@@ -136,6 +142,7 @@ public final class StreamingRedactor {
             throw new IllegalArgumentException("maxBodyBytes: " + maxBodyBytes + " (expected: >= 0)");
         }
         this.detectors = set.detectors();
+        this.detectorArray = detectors.toArray(new Detector[0]);
         this.prefilter = set.prefilter();
         this.maxBodyBytes = maxBodyBytes;
         this.json = format == BodyFormat.JSON;
@@ -313,7 +320,13 @@ public final class StreamingRedactor {
         int start = endExclusive - prefilter.keywordLength(keyword);
         boolean wordStart = start == 0 || !isAlnum(dec[start - 1]);
         for (int d : prefilter.detectorsOf(keyword)) {
-            if (!wordStart && detectors.get(d).keywordAtWordStart()) {
+            Detector det = detectorArray[d];
+            if (!wordStart && det.keywordAtWordStart()) {
+                continue;
+            }
+            // run the precheck now when its look-ahead has arrived: most hits of common keywords end here
+            Precheck pre = det.precheck();
+            if (pre != null && start + PRECHECK_LOOKAHEAD <= decLen && !pre.mayMatch(dec, start, decLen)) {
                 continue;
             }
             if (hitCount == hitDet.length) {
@@ -337,7 +350,7 @@ public final class StreamingRedactor {
         for (int h = 0; h < hitCount; h++) {
             int d = hitDet[h];
             long ks = hitStart[h];
-            Detector det = detectors.get(d);
+            Detector det = detectorArray[d];
             long regionEnd = ks + det.maxLength();
             if (!finishing && regionEnd + 1 > avail) {
                 hitDet[w] = d;
@@ -664,10 +677,7 @@ public final class StreamingRedactor {
         ensureDec(n - i);
         while (i < n) {
             if (!inString) {
-                int j = i;
-                while (j < n && r[j] != '"') {
-                    j++;
-                }
+                int j = find(r, i, n, false);
                 appendDec(r, i, j - i);
                 i = j;
                 if (i < n) {
@@ -677,14 +687,7 @@ public final class StreamingRedactor {
                     i++;
                 }
             } else {
-                int j = i;
-                while (j < n) {
-                    byte c = r[j];
-                    if (c == '"' || c == '\\') {
-                        break;
-                    }
-                    j++;
-                }
+                int j = find(r, i, n, true);
                 appendDec(r, i, j - i);
                 i = j;
                 if (i >= n) {
@@ -705,6 +708,41 @@ public final class StreamingRedactor {
             }
         }
         rawDecoded = rawBase + i;
+    }
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long QUOTES = 0x2222222222222222L;
+    private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
+
+    /**
+     * Returns the index of the first {@code "} (or, with {@code backslash}, the first {@code "} or
+     * {@code \}) in {@code r[from, to)}, or {@code to}. Eight bytes at a time: a byte equal to the
+     * searched one becomes zero after XOR, and the lowest zero byte of a word is found exactly by
+     * {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged falsely, never lower ones).
+     */
+    private static int find(byte[] r, int from, int to, boolean backslash) {
+        int j = from;
+        for (; j + 8 <= to; j += 8) {
+            long w = (long) LONGS.get(r, j);
+            long q = w ^ QUOTES;
+            long t = (q - ONES) & ~q;
+            if (backslash) {
+                long b = w ^ BACKSLASHES;
+                t |= (b - ONES) & ~b;
+            }
+            t &= HIGHS;
+            if (t != 0) {
+                return j + (Long.numberOfTrailingZeros(t) >>> 3);
+            }
+        }
+        for (; j < to; j++) {
+            if (r[j] == '"' || (backslash && r[j] == '\\')) {
+                return j;
+            }
+        }
+        return to;
     }
 
     private void appendDec(byte[] src, int from, int len) {
