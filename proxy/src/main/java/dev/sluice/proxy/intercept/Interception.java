@@ -75,7 +75,7 @@ public final class Interception {
         }
         InterceptFront front = new InterceptFront(extension, target, listener);
         HttpForwarder forwarder = new HttpForwarder(context,
-                (alloc, host, port) -> tls.upstreamContext().newHandler(alloc, host, port));
+                tls::newUpstreamHandler);
         Gate gate = new Gate(tunnelAudit);
         HttpDecoderConfig decoder = ExplicitChannelInitializer.decoderConfig(policy.limits());
         String anchor = p.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null

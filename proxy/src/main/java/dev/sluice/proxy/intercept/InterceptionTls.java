@@ -56,7 +56,10 @@ public final class InterceptionTls implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(InterceptionTls.class);
 
-    /** Threads that issue leaf certificates (one P-256 signature each, about 1 ms). */
+    /**
+     * Threads that issue leaf certificates (one P-256 signature each, about 1 ms) and run upstream
+     * handshake tasks (chain validation, TOFU pin store I/O).
+     */
     static final int ISSUER_THREADS = 2;
 
     private static final ApplicationProtocolConfig HTTP_1_1_ONLY = new ApplicationProtocolConfig(
@@ -111,7 +114,7 @@ public final class InterceptionTls implements AutoCloseable {
                 .build();
         AtomicInteger n = new AtomicInteger();
         ExecutorService issuers = Executors.newFixedThreadPool(ISSUER_THREADS, r -> {
-            Thread t = new Thread(r, "sluice-leaf-issuer-" + n.incrementAndGet());
+            Thread t = new Thread(r, "sluice-tls-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
@@ -166,6 +169,15 @@ public final class InterceptionTls implements AutoCloseable {
     /** Returns the upstream (client) context: PKIX, hostname verification, then pins. */
     public SslContext upstreamContext() {
         return upstreamContext;
+    }
+
+    /**
+     * Returns a client TLS handler for {@code host:port} whose handshake tasks — chain validation and
+     * the TOFU pin store's file reads and writes — run on this object's executor, off the event loop.
+     */
+    public io.netty.handler.ssl.SslHandler newUpstreamHandler(io.netty.buffer.ByteBufAllocator alloc, String host,
+                                                              int port) {
+        return upstreamContext.newHandler(alloc, host, port, issuers);
     }
 
     /** Returns the local CA. */
