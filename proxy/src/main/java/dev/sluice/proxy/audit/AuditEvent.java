@@ -299,7 +299,8 @@ public final class AuditEvent {
             return null;
         }
         String target = requestTarget;
-        if (ABSOLUTE_FORM.matcher(target).find()) {
+        // Origin-form (the common case) never needs the scheme check.
+        if (!target.startsWith("/") && ABSOLUTE_FORM.matcher(target).find()) {
             int authorityStart = target.indexOf("://") + 3;
             int pathStart = indexOfAny(target, authorityStart, "/?#");
             target = pathStart < 0 ? "/" : target.substring(pathStart);

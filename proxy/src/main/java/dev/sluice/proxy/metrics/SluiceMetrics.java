@@ -36,6 +36,8 @@ public final class SluiceMetrics {
     private final PrometheusMeterRegistry registry;
     private final Map<String, AtomicInteger> active = new ConcurrentHashMap<>();
     private final Map<String, String> destinations = new ConcurrentHashMap<>();
+    private final Map<String, TrafficMeter> meters = new ConcurrentHashMap<>();
+    private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
     private volatile String destinationsPolicy = "";
     private final Timer duration;
 
@@ -70,12 +72,15 @@ public final class SluiceMetrics {
      */
     public TrafficMeter traffic(Policy policy, Extension extension, Decision decision) {
         String destination = destination(policy, extension, decision);
-        Tags tags = Tags.of(MetricNames.EXTENSION, extension.name(), MetricNames.DESTINATION, destination);
-        return new TrafficMeter(
-                Counter.builder(MetricNames.EGRESS_BYTES).baseUnit("bytes").tags(tags)
-                        .description("Bytes sent toward the internet").register(registry),
-                Counter.builder(MetricNames.INGRESS_BYTES).baseUnit("bytes").tags(tags)
-                        .description("Bytes received back from the internet").register(registry), null);
+        // Looked up once per (extension, destination): registering a meter sorts tags and takes a lock.
+        return meters.computeIfAbsent(extension.name() + "\u0000" + destination, key -> {
+            Tags tags = Tags.of(MetricNames.EXTENSION, extension.name(), MetricNames.DESTINATION, destination);
+            return new TrafficMeter(
+                    Counter.builder(MetricNames.EGRESS_BYTES).baseUnit("bytes").tags(tags)
+                            .description("Bytes sent toward the internet").register(registry),
+                    Counter.builder(MetricNames.INGRESS_BYTES).baseUnit("bytes").tags(tags)
+                            .description("Bytes received back from the internet").register(registry), null);
+        });
     }
 
     private String destination(Policy policy, Extension extension, Decision decision) {
@@ -99,12 +104,13 @@ public final class SluiceMetrics {
     /** Counts one audited request or tunnel and its duration. */
     public void recordRequest(AuditRecord record) {
         String extension = record.extension() == null ? MetricNames.UNKNOWN_EXTENSION : record.extension();
-        Counter.builder(MetricNames.REQUESTS)
-                .tags(MetricNames.EXTENSION, extension,
-                        MetricNames.DECISION, record.decision() == null ? "deny" : record.decision(),
-                        MetricNames.REASON, record.reason() == null ? "none" : record.reason())
-                .description("Audited requests and tunnels")
-                .register(registry).increment();
+        String decision = record.decision() == null ? "deny" : record.decision();
+        String reason = record.reason() == null ? "none" : record.reason();
+        requestCounters.computeIfAbsent(extension + "\u0000" + decision + "\u0000" + reason, key ->
+                Counter.builder(MetricNames.REQUESTS)
+                        .tags(MetricNames.EXTENSION, extension, MetricNames.DECISION, decision, MetricNames.REASON, reason)
+                        .description("Audited requests and tunnels")
+                        .register(registry)).increment();
         duration.record(Duration.ofMillis(record.durationMs()));
         if (record.redactions() != null) {
             record.redactions().forEach((detector, count) -> Counter.builder(MetricNames.REDACTIONS)
