@@ -37,7 +37,7 @@ public final class BulkDownload {
                     head.append((char) b);
                     last4 = (last4 << 8) | b;
                 }
-                if (!head.toString().startsWith("HTTP/1.1 200")) {
+                if (!head.toString().matches("(?s)HTTP/1\\.[01] 200.*")) {
                     throw new IllegalStateException("CONNECT refused: " + head);
                 }
                 start = System.nanoTime();
