@@ -90,6 +90,18 @@ def rss_kib(pid):
     return None
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process, all its threads, in seconds (from /proc/PID/stat)."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class RssSampler:
     """Samples VmRSS of one process every 0.2 s while a load runs; keeps the maximum (KiB)."""
 
@@ -406,18 +418,22 @@ LogLevel Critical
         else:
             base = ["wrk", "-t1", "-c64", "--latency", f"http://127.0.0.1:{self.http_port}/small"]
         if self.warmup > 0:
-            subprocess.run(base[:3] + [f"-d{self.warmup}s"] + base[3:], env=env, capture_output=True,
+            subprocess.run(base[:3] + [f"-d{wrk_seconds(self.warmup)}"] + base[3:], env=env, capture_output=True,
                            timeout=self.warmup + 30)
-        out = subprocess.run(base[:3] + [f"-d{self.seconds}s"] + base[3:], env=env, capture_output=True, text=True,
+        cpu_before = cpu_seconds(system.pid)
+        out = subprocess.run(base[:3] + [f"-d{wrk_seconds(self.seconds)}"] + base[3:], env=env, capture_output=True, text=True,
                              timeout=self.seconds + 60)
         if out.returncode != 0:
-            raise RuntimeError(f"wrk exited {out.returncode}: {out.stderr.strip()[-300:]}")
+            raise RuntimeError(f"wrk exited {out.returncode}: {(out.stderr + out.stdout).strip()[-300:]}")
         try:
             result = parse_wrk(out.stdout)
         except (AttributeError, ValueError) as e:
             raise RuntimeError(f"unreadable wrk output ({e}): {out.stdout[-300:]}")
         if result["requests"] == 0:
             raise RuntimeError("no request succeeded: " + " ".join(out.stdout.split())[-200:])
+        cpu_after = cpu_seconds(system.pid)
+        if cpu_before is not None and cpu_after is not None:
+            result["cpu_seconds"] = round(cpu_after - cpu_before, 3)
         return result
 
     def run_https(self, system, mode):
@@ -522,6 +538,7 @@ LogLevel Critical
         try:
             if not system.alive():
                 raise RuntimeError("process has exited: " + self.log_tail(system.name, 5))
+            cpu_before = cpu_seconds(system.pid)
             with RssSampler(system.pid) as sampler:
                 if load == "plain":
                     result = self.run_plain(system)
@@ -537,8 +554,19 @@ LogLevel Critical
                     result = self.run_idle(system)
                 else:
                     raise ValueError(load)
+            cpu_after = cpu_seconds(system.pid)
             if load != "idle":
                 result["rss_max_kib"] = sampler.max
+            if cpu_before is not None and cpu_after is not None and "cpu_seconds" not in result:
+                # CPU the system spent over the whole run, warm-up included: per-request figures divide
+                # it by every request completed (all_requests), per-GB figures by the bytes moved.
+                result["cpu_seconds"] = round(cpu_after - cpu_before, 3)
+            if result.get("cpu_seconds") is not None:
+                if "rps" in result:
+                    n = result.get("all_requests", result["requests"])
+                    result["cpu_us_per_request"] = round(result["cpu_seconds"] * 1e6 / n, 1) if n else None
+                elif "mbps" in result:
+                    result["cpu_s_per_gb"] = round(result["cpu_seconds"] / (result["bytes"] / 1e9), 3)
             if "rps" in result and result["requests"] == 0:
                 raise RuntimeError(f"no request succeeded: {result.get('first_error')}")
             record.update(result)
@@ -637,34 +665,37 @@ LogLevel Critical
         L.append(f"Rounds: {self.rounds} (systems take turns within each load; order rotates each round), "
                  f"{self.seconds}s measured + {self.warmup}s warm-up per request-rate run; bulk "
                  f"{self.bulk_bytes // (1024 * 1024)} MiB; {self.tunnels} idle tunnels. Figures are medians over the "
-                 f"rounds; ×direct is the ratio to the direct run's median.")
+                 f"rounds; ×direct is the ratio to the direct run's median. Proxy CPU is the user + system CPU "
+                 f"time of the proxy process (all threads) per request or per GB moved: less sensitive to the "
+                 f"other tenants of the machine than the rates.")
         L.append("")
         for load in self.loads:
             L.append(f"### {LOAD_TITLES[load]}")
             L.append("")
             systems = [s for s in LOAD_SYSTEMS[load] if s in self.wanted]
             if load in ("plain", "https_new", "https_keepalive", "sse"):
-                L.append("| system | req/s | ×direct | p50 ms | ×direct | p99 ms | ×direct | max RSS MiB | errors | note |")
-                L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+                L.append("| system | req/s | ×direct | p50 ms | ×direct | p99 ms | ×direct | proxy CPU µs/req | max RSS MiB | errors | note |")
+                L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
                 d_rps, d50, d99 = (self.medians(load, "direct", k) for k in ("rps", "p50_ms", "p99_ms"))
                 for s in systems:
                     note = self.note(load, s)
-                    rps, p50, p99, rss = (self.medians(load, s, k) for k in ("rps", "p50_ms", "p99_ms", "rss_max_kib"))
+                    rps, p50, p99, rss, cpu = (self.medians(load, s, k) for k in
+                                               ("rps", "p50_ms", "p99_ms", "rss_max_kib", "cpu_us_per_request"))
                     errs = sum(r.get("errors", 0) for r in self.runs if r["load"] == load and r["system"] == s and r["ok"])
                     if rps is None:
-                        L.append(f"| {s} | — | | | | | | | | {note} |")
+                        L.append(f"| {s} | — | | | | | | | | | {note} |")
                         continue
                     L.append(f"| {s} | {rps:,.0f} | {ratio(rps, d_rps)} | {p50:.2f} | {ratio(p50, d50)} | {p99:.2f} | "
-                             f"{ratio(p99, d99)} | {fmt_mib(rss)} | {errs} | {note} |")
+                             f"{ratio(p99, d99)} | {'—' if cpu is None else f'{cpu:,.0f}'} | {fmt_mib(rss)} | {errs} | {note} |")
             elif load == "bulk":
-                L.append("| system | MB/s | ×direct | max RSS MiB | note |")
-                L.append("|---|---:|---:|---:|---|")
+                L.append("| system | MB/s | ×direct | proxy CPU s/GB | max RSS MiB | note |")
+                L.append("|---|---:|---:|---:|---:|---|")
                 d = self.medians(load, "direct", "mbps")
                 for s in systems:
                     note = self.note(load, s)
-                    v, rss = self.medians(load, s, "mbps"), self.medians(load, s, "rss_max_kib")
-                    L.append(f"| {s} | {v:,.0f} | {ratio(v, d)} | {fmt_mib(rss)} | {note} |" if v is not None
-                             else f"| {s} | — | | | {note} |")
+                    v, rss, cpu = (self.medians(load, s, k) for k in ("mbps", "rss_max_kib", "cpu_s_per_gb"))
+                    L.append(f"| {s} | {v:,.0f} | {ratio(v, d)} | {'—' if cpu is None else f'{cpu:.2f}'} | "
+                             f"{fmt_mib(rss)} | {note} |" if v is not None else f"| {s} | — | | | | {note} |")
             elif load == "idle":
                 L.append(f"| system | tunnels open | RSS before MiB | RSS with tunnels MiB | KiB per tunnel | "
                          f"RSS at 10,000 MiB (extrapolated) | note |")
@@ -772,6 +803,11 @@ def parse_wrk(text):
         errors += int(m.group(1))
     return {"requests": requests, "rps": rps, "p50_ms": p50, "p99_ms": p99, "errors": errors,
             "server_closes": closed}
+
+
+def wrk_seconds(seconds):
+    """wrk takes whole seconds or milliseconds ("2s", "1500ms"), not "2.0s"."""
+    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{int(seconds * 1000)}ms"
 
 
 def ratio(v, d):

@@ -26,9 +26,12 @@ final class LoadRunner {
         void close();
     }
 
-    /** The result of one run: measured requests, errors, seconds, and latency quantiles in milliseconds. */
-    record Result(long requests, long errors, double seconds, double p50Millis, double p99Millis, double maxMillis,
-                  String firstError) {
+    /**
+     * The result of one run: measured requests, every request completed (warm-up included), errors,
+     * measured seconds, and latency quantiles in milliseconds.
+     */
+    record Result(long requests, long allRequests, long errors, double seconds, double p50Millis, double p99Millis,
+                  double maxMillis, String firstError) {
 
         /** Requests completed per second in the measured period. */
         double requestsPerSecond() {
@@ -38,9 +41,9 @@ final class LoadRunner {
         /** One JSON object on one line, the shape the harness reads. */
         String toJson() {
             return String.format(Locale.ROOT,
-                    "{\"requests\":%d,\"errors\":%d,\"seconds\":%.3f,\"rps\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
+                    "{\"requests\":%d,\"all_requests\":%d,\"errors\":%d,\"seconds\":%.3f,\"rps\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
                             + "\"max_ms\":%.3f,\"first_error\":%s}",
-                    requests, errors, seconds, requestsPerSecond(), p50Millis, p99Millis, maxMillis,
+                    requests, allRequests, errors, seconds, requestsPerSecond(), p50Millis, p99Millis, maxMillis,
                     firstError == null ? "null" : "\"" + firstError.replace("\\", "\\\\").replace("\"", "'")
                             .replace("\n", " ").replace("\r", " ") + "\"");
         }
@@ -59,6 +62,7 @@ final class LoadRunner {
         long measureFrom = start + (long) (warmupSeconds * 1e9);
         long end = measureFrom + (long) (seconds * 1e9);
         AtomicLong errors = new AtomicLong();
+        AtomicLong completed = new AtomicLong();
         AtomicReference<String> firstError = new AtomicReference<>();
         List<long[]> latencies = new ArrayList<>();
         int[] counts = new int[workers];
@@ -88,6 +92,7 @@ final class LoadRunner {
                             continue;
                         }
                         long t1 = System.nanoTime();
+                        completed.incrementAndGet();
                         if (t0 >= measureFrom && t1 <= end) {
                             if (n == mine[0].length) {
                                 mine[0] = Arrays.copyOf(mine[0], n * 2);
@@ -124,7 +129,7 @@ final class LoadRunner {
                 }
             }
             Arrays.sort(all, 0, at);
-            return new Result(at, errors.get(), seconds, quantile(all, at, 0.50), quantile(all, at, 0.99),
+            return new Result(at, completed.get(), errors.get(), seconds, quantile(all, at, 0.50), quantile(all, at, 0.99),
                     at == 0 ? Double.NaN : all[at - 1] / 1e6, firstError.get());
         }
     }
