@@ -14,6 +14,7 @@ public final class BulkDownload {
     private BulkDownload() {
     }
 
+    /** Downloads from {@code 127.0.0.1:args[0]}, through the proxy on {@code args[1]} when given, and prints the rate. */
     public static void main(String[] args) throws Exception {
         int originPort = Integer.parseInt(args[0]);
         int proxyPort = args.length > 1 ? Integer.parseInt(args[1]) : 0;

@@ -28,6 +28,7 @@ public final class ConnectLoad {
     private ConnectLoad() {
     }
 
+    /** Runs the load described in the class comment and prints its JSON line; see the class comment for {@code args}. */
     public static void main(String[] args) throws Exception {
         Map<String, String> o = LoadRunner.options(args);
         int origin = Integer.parseInt(o.get("origin"));

@@ -39,6 +39,7 @@ public final class IdleTunnels {
         }
     }
 
+    /** Opens, reports and holds the tunnels; see the class comment for {@code args}. */
     public static void main(String[] args) throws Exception {
         Map<String, String> o = LoadRunner.options(args);
         int proxy = Integer.parseInt(o.get("proxy"));

@@ -13,6 +13,7 @@ public final class LittleProxyLauncher {
     private LittleProxyLauncher() {
     }
 
+    /** Starts LittleProxy on {@code 127.0.0.1:args[0]} and blocks until the process is killed. */
     public static void main(String[] args) throws InterruptedException {
         int port = Integer.parseInt(args[0]);
         HttpProxyServer server = DefaultHttpProxyServer.bootstrap()

@@ -69,6 +69,7 @@ public final class LoopbackOrigin {
     private LoopbackOrigin() {
     }
 
+    /** Starts the origins named by {@code args} (see the class comment) and blocks until they close. */
     public static void main(String[] args) throws Exception {
         List<String> specs = new ArrayList<>();
         Path certOut = null;

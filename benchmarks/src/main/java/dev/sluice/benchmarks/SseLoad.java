@@ -31,6 +31,7 @@ public final class SseLoad {
     private SseLoad() {
     }
 
+    /** Runs the load described in the class comment and prints its JSON line; see the class comment for {@code args}. */
     public static void main(String[] args) throws Exception {
         Map<String, String> o = LoadRunner.options(args);
         int origin = Integer.parseInt(o.get("origin"));
