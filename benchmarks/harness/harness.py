@@ -268,8 +268,8 @@ tls:
             check = subprocess.run([str(SLUICE), "check", str(policy)], capture_output=True, text=True)
             if check.returncode != 0:
                 first = (check.stdout + check.stderr).strip().splitlines()
-                return None, ("not available in this build: the policy loader rejects `inspect:` ("
-                              + (first[0] if first else "check failed") + ")")
+                why = (first[0] if first else "check failed").replace(str(policy), policy.name)
+                return None, "not available in this build: the policy loader rejects `inspect:` (" + why + ")"
         env = dict(os.environ)
         env["SLUICE_JAVA_OPTS"] = self.args.sluice_java_opts
         proc = self.spawn([str(SLUICE), "run", "--policy", str(policy), "--data-dir", str(data)], name, env=env)
@@ -716,7 +716,10 @@ LogLevel Critical
             L.append("")
         L.append("### Targets")
         L.append("")
-        L.extend(self.targets())
+        if self.quick:
+            L.append("Quick mode: smoke figures (one short round, small sizes), not measurements; targets are not judged.")
+        else:
+            L.extend(self.targets())
         L.append("")
         if self.skipped:
             L.append("### Skipped")
