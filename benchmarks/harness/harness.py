@@ -744,6 +744,11 @@ LogLevel Critical
         if lost and max(lost) > 0:
             notes.append(f"the download came short by up to {max(lost):,} bytes at the end, in "
                          f"{sum(1 for x in lost if x)} of {len(lost)} run(s)")
+        seen = [r for r in self.runs if r["load"] == load and r["system"] == s and r["ok"]
+                and r.get("origin_received_bytes") is not None]
+        if seen and seen[-1]["origin_received_bytes"] != seen[-1].get("body_bytes"):
+            notes.append(f"the origin received {seen[-1]['origin_received_bytes']:,} of {seen[-1]['body_bytes']:,} "
+                         f"body bytes (credentials redacted)")
         closes = [r.get("server_closes", 0) for r in self.runs if r["load"] == load and r["system"] == s and r["ok"]]
         if closes and max(closes) > 0:
             notes.append(f"closed the client connection after {max(closes):,} responses (no client keep-alive; wrk reconnects)")

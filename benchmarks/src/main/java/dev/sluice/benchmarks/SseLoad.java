@@ -8,6 +8,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -18,7 +19,9 @@ import javax.net.ssl.SSLSocketFactory;
  * and one TLS session open (keep-alive), reopening it if the proxy closes it.
  *
  * <p>The client trusts exactly the PEM file {@code --ca}: the origin's certificate for a blind tunnel or
- * direct, the intercepting proxy's CA otherwise. Prints one JSON line like {@link ConnectLoad}.
+ * direct, the intercepting proxy's CA otherwise. Prints one JSON line like {@link ConnectLoad}, plus
+ * {@code body_bytes} (sent) and {@code origin_received_bytes} (what the origin reported receiving in the
+ * last exchange: fewer when a redactor shortened the body).
  *
  * <p>Usage: {@code SseLoad --origin PORT --ca FILE [--proxy PORT] [--connections 8] [--seconds 10]
  * [--warmup 2] [--host 127.0.0.1]}.
@@ -39,6 +42,7 @@ public final class SseLoad {
         String host = o.getOrDefault("host", "127.0.0.1");
         SSLSocketFactory factory = SelfSignedTls.clientContext(Path.of(o.get("ca"))).getSocketFactory();
         byte[] body = jsonBody();
+        AtomicLong originReceived = new AtomicLong(-1);
         byte[] head = ("POST /v1/messages HTTP/1.1\r\nHost: " + host + ":" + origin + "\r\n"
                 + "Content-Type: application/json\r\nAccept: text/event-stream\r\n"
                 + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
@@ -65,9 +69,16 @@ public final class SseLoad {
                 if (response.status() != 200) {
                     throw new IOException("status " + response.status());
                 }
-                if (events.indexOf("message_stop") < 0) {
+                int stop = events.indexOf("\"received\":");
+                if (events.indexOf("message_stop") < 0 || stop < 0) {
                     throw new IOException("event stream without message_stop");
                 }
+                int from = stop + "\"received\":".length();
+                int to = from;
+                while (to < events.length() && Character.isDigit(events.charAt(to))) {
+                    to++;
+                }
+                originReceived.set(Long.parseLong(events.substring(from, to)));
                 if (response.close()) {
                     close();
                 }
@@ -86,7 +97,11 @@ public final class SseLoad {
             }
         }, Integer.parseInt(o.getOrDefault("connections", "8")), Double.parseDouble(o.getOrDefault("warmup", "2")),
                 Double.parseDouble(o.getOrDefault("seconds", "10")));
-        System.out.println(result.toJson());
+        String json = result.toJson();
+        // How many body bytes the origin saw in the last exchange: BODY_BYTES through a blind tunnel,
+        // fewer when a redactor replaced the credential-shaped strings with shorter markers.
+        System.out.println(json.substring(0, json.length() - 1) + ",\"origin_received_bytes\":" + originReceived.get()
+                + ",\"body_bytes\":" + body.length + "}");
     }
 
     /**
