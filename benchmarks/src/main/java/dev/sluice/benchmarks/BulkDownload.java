@@ -15,6 +15,7 @@ public final class BulkDownload {
     private BulkDownload() {
     }
 
+    /** Downloads from {@code 127.0.0.1:args[0]}, through the proxy on {@code args[1]} when given, and prints the rate. */
     public static void main(String[] args) throws Exception {
         int originPort = Integer.parseInt(args[0]);
         int proxyPort = args.length > 1 ? Integer.parseInt(args[1]) : 0;
@@ -39,7 +40,7 @@ public final class BulkDownload {
                     head.append((char) b);
                     last4 = (last4 << 8) | b;
                 }
-                if (!head.toString().startsWith("HTTP/1.1 200")) {
+                if (!head.toString().matches("(?s)HTTP/1\\.[01] 200.*")) {
                     throw new IllegalStateException("CONNECT refused: " + head);
                 }
                 start = System.nanoTime();
