@@ -21,9 +21,9 @@ public final class SluiceCli {
         System.exit(execute(args));
     }
 
-    /** Runs the command line and returns its exit code. */
+    /** Runs the command line on standard output and error, flushed before returning; returns the exit code. */
     public static int execute(String... args) {
-        return new CommandLine(new SluiceCli()).execute(args);
+        return execute(new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
     }
 
     /** Runs the command line with its output and error output sent to the given writers (for tests). */
