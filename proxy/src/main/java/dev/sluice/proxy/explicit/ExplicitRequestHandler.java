@@ -4,6 +4,7 @@ import dev.sluice.proxy.server.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.server.ProxyContext;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
@@ -135,6 +136,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 if (last) {
                     if (closeAfterDiscard) {
                         state = State.CLOSED;
+                        Lingering.close(ctx);
                     } else {
                         idle(ctx);
                         closeIfDrained(ctx);
@@ -446,7 +448,14 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             audit.error(detail);
         }
         audit.emit();
-        if (close) {
+        if (close && hasBody && !request.decoderResult().isFailure()) {
+            // The body is still coming: read and drop it, then close (a close now would reset the
+            // connection and could lose the answer on the client's side).
+            state = State.DISCARDING;
+            closeAfterDiscard = true;
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            Lingering.closeLater(ctx);
+        } else if (close) {
             state = State.CLOSED;
             closeAfterDiscard = true;
             ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);

@@ -8,6 +8,7 @@ import dev.sluice.proxy.explicit.ExplicitRequestHandler;
 import dev.sluice.proxy.explicit.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.proxy.http.Lingering;
 import dev.sluice.certs.PinMismatchException;
 import dev.sluice.proxy.intercept.InterceptionTls;
 import dev.sluice.proxy.intercept.UpstreamTls;
@@ -89,6 +90,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean interimResponse;
     private boolean upstreamKeepAlive;
     private boolean closeDownstream;
+    private boolean lingering;
 
     public HttpForwarder(ProxyContext context) {
         this(context, null);
@@ -233,6 +235,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (current == null) {
             // The exchange already ended (refused or answered early): the rest of the body is dropped.
             content.release();
+            if (lingering && content instanceof LastHttpContent) {
+                lingering = false;
+                Lingering.close(ctx);
+            }
             return;
         }
         if (dialing) {
@@ -386,6 +392,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             audit.error(detail);
         }
         audit.emit();
+        if (close && !requestComplete) {
+            // The request body is still coming: drop it as it arrives, close when it ends (or later).
+            lingering = true;
+            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            Lingering.closeLater(ctx);
+            return;
+        }
         if (close) {
             ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
             return;
