@@ -525,7 +525,25 @@ public final class BuiltinDetectors {
                 return false;
             }
         }
-        return !(s.startsWith("$") || s.chars().distinct().count() <= 2);
+        return !(s.startsWith("$") || atMostTwoDistinct(s));
+    }
+
+    private static boolean atMostTwoDistinct(String s) {
+        if (s.isEmpty()) {
+            return true;
+        }
+        char first = s.charAt(0);
+        char second = first;
+        for (int i = 1; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c != first && c != second) {
+                if (second != first) {
+                    return false;
+                }
+                second = c;
+            }
+        }
+        return true;
     }
 
     /** A name such as {@code process.env.API_TOKEN} or {@code settings_secret_value}: letters, underscores, dots, no digit. */
