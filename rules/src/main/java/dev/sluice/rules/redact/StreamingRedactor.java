@@ -714,7 +714,7 @@ public final class StreamingRedactor {
 
     /**
      * Copies {@code r[from, to)} to the decoded text up to the first {@code "} (or, with
-     * {@code backslash}, the first {@code "} or {@code \\}) and returns its index, or {@code to}. Eight
+     * {@code backslash}, the first {@code "} or {@code \}) and returns its index, or {@code to}. Eight
      * bytes at a time, copied and tested in one pass (the copy may write up to eight bytes past the new
      * end of the decoded text, which {@link #ensureDec} leaves room for; they are overwritten later): a
      * byte equal to the searched one becomes zero after XOR, and the lowest zero byte of a word is found
@@ -905,7 +905,8 @@ public final class StreamingRedactor {
     }
 
     private void ensureDec(int more) {
-        // an escape never decodes to more bytes than it has (at most 4 for 6 or 12 raw bytes)
+        // an escape never decodes to more bytes than it has (at most 4 for 6 or 12 raw bytes); callers add
+        // 8 bytes of room for copyUntil's last word
         if (decLen + more > dec.length) {
             dec = Arrays.copyOf(dec, Math.max(dec.length * 2, decLen + more));
         }

@@ -59,10 +59,10 @@ class PrecheckTest {
     @Test
     void assignmentPrecheckRejectsShortValues() {
         Precheck p = BuiltinDetectors.GENERIC_SECRET.precheck();
-        for (String s : List.of("api_key=API_KEY, timeout=30)", "max_tokens=4096)", "tokens\":4096,\"stream\"", "token = \"\"")) {
+        // each text starts with its keyword
+        for (String s : List.of("api_key=API_KEY, timeout=30)", "tokens=4096)", "tokens\":4096,\"stream\"", "token = \"\"")) {
             byte[] text = s.getBytes(StandardCharsets.US_ASCII);
-            assertThat(p.mayMatch(text, s.indexOf('t') == 0 || s.startsWith("api") ? 0 : s.indexOf("token"), text.length))
-                    .as(s).isFalse();
+            assertThat(p.mayMatch(text, 0, text.length)).as(s).isFalse();
         }
         byte[] ok = "password := \"Xk29fjQ1\"".getBytes(StandardCharsets.US_ASCII);
         assertThat(p.mayMatch(ok, 0, ok.length)).isTrue();
