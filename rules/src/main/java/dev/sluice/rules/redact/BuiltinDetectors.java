@@ -39,9 +39,9 @@ public final class BuiltinDetectors {
 
     /** A labelled detector whose pattern is {@code label name-chars quote? spaces (:|=) ...}. */
     private static Detector assignment(String id, String description, List<String> keywords, String regex, int maxLength,
-                                       double minEntropy, Predicate<String> validator, int maxNameChars) {
+                                       double minEntropy, Predicate<String> validator, int maxNameChars, int minValueChars) {
         return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false,
-                Precheck.assignment(maxNameChars));
+                Precheck.assignment(maxNameChars, minValueChars));
     }
 
     /** At {@code ://}: user chars, then ':' within 64 characters, as the pattern needs. */
@@ -86,7 +86,7 @@ public final class BuiltinDetectors {
             List.of("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
             "(?i:(?:aws_?)?secret_?access_?key|secret-access-key|aws_secret(?:_key)?)"
                     + "\\\\?[\"']?\\s{0,4}+(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-            96, 3.0, null, 24);
+            96, 3.0, null, 24, 40);
 
     /**
      * Amazon Bedrock API key: long-term keys start with ABSK followed by base64; short-term keys start
@@ -475,7 +475,7 @@ public final class BuiltinDetectors {
             List.of("password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "token"),
             "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}+\\\\?[\"']?\\s{0,4}+"
                     + "(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{7,127}[^\\s\"'`,;(){}\\[\\]<>$\\\\.])",
-            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s), 45);
+            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s), 45, 8);
 
     private static final List<Detector> ALL = List.of(
             AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_BEDROCK_API_KEY,
@@ -525,7 +525,25 @@ public final class BuiltinDetectors {
                 return false;
             }
         }
-        return !(s.startsWith("$") || s.chars().distinct().count() <= 2);
+        return !(s.startsWith("$") || atMostTwoDistinct(s));
+    }
+
+    private static boolean atMostTwoDistinct(String s) {
+        if (s.isEmpty()) {
+            return true;
+        }
+        char first = s.charAt(0);
+        char second = first;
+        for (int i = 1; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c != first && c != second) {
+                if (second != first) {
+                    return false;
+                }
+                second = c;
+            }
+        }
+        return true;
     }
 
     /** A name such as {@code process.env.API_TOKEN} or {@code settings_secret_value}: letters, underscores, dots, no digit. */

@@ -23,6 +23,17 @@ public interface Precheck {
      * answers whether an assignment character ({@code :} or {@code =}) follows.
      */
     static Precheck assignment(int maxNameChars) {
+        return assignment(maxNameChars, 0);
+    }
+
+    /**
+     * As {@link #assignment(int)}, and then also requires a value of at least {@code minValueChars}
+     * characters: after the assignment ({@code :}, {@code =}, {@code :=} or {@code =>}), up to four
+     * spaces, an optional backslash and an optional quote, that many characters none of which is
+     * whitespace or one of {@code "'`,;(){}[]<>$\}. Sound for patterns whose value is written
+     * {@code \s{0,4}+\\?["']?} then characters of that set (or a subset of it) after the assignment.
+     */
+    static Precheck assignment(int maxNameChars, int minValueChars) {
         return (text, start, limit) -> {
             int i = start;
             int nameEnd = Math.min(limit, start + maxNameChars);
@@ -38,8 +49,58 @@ public interface Precheck {
             for (int k = 0; k < 4 && i < limit && isSpace(text[i]); k++) {
                 i++;
             }
-            return i >= limit || text[i] == ':' || text[i] == '=';
+            if (i >= limit) {
+                return true;
+            }
+            byte op = text[i];
+            if (op != ':' && op != '=') {
+                return false;
+            }
+            if (minValueChars == 0) {
+                return true;
+            }
+            int j = i + 1;
+            if (j >= limit) {
+                return true;
+            }
+            // ":=" and "=>" may be one operator or ':' / '=' followed by a value starting with '=' / '>'
+            boolean two = (op == ':' && text[j] == '=') || (op == '=' && text[j] == '>');
+            return valueFollows(text, j, limit, minValueChars) || (two && valueFollows(text, j + 1, limit, minValueChars));
         };
+    }
+
+    /** Skips up to four spaces, an optional backslash and quote; answers whether {@code n} value characters follow. */
+    private static boolean valueFollows(byte[] text, int i, int limit, int n) {
+        for (int k = 0; k < 4 && i < limit && isSpace(text[i]); k++) {
+            i++;
+        }
+        if (i < limit && text[i] == '\\') {
+            i++;
+        }
+        if (i < limit && (text[i] == '"' || text[i] == '\'')) {
+            i++;
+        }
+        int end = i + n;
+        for (; i < end; i++) {
+            if (i >= limit) {
+                return true;
+            }
+            if (!isValueChar(text[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isValueChar(byte b) {
+        switch (b) {
+            case ' ': case '\t': case '\n': case 0x0b: case '\f': case '\r':
+            case '"': case '\'': case '`': case ',': case ';': case '(': case ')': case '{': case '}':
+            case '[': case ']': case '<': case '>': case '$': case '\\':
+                return false;
+            default:
+                return true;
+        }
     }
 
     private static boolean isNameChar(byte b) {

@@ -674,12 +674,10 @@ public final class StreamingRedactor {
         int i = (int) (rawDecoded - rawBase);
         final byte[] r = raw;
         final int n = rawLen;
-        ensureDec(n - i);
+        ensureDec(n - i + 8);
         while (i < n) {
             if (!inString) {
-                int j = find(r, i, n, false);
-                appendDec(r, i, j - i);
-                i = j;
+                i = copyUntil(r, i, n, false);
                 if (i < n) {
                     addAnchor(decBase + decLen, rawBase + i, 1, 1, QUOTE_OPEN);
                     dec[decLen++] = '"';
@@ -687,9 +685,7 @@ public final class StreamingRedactor {
                     i++;
                 }
             } else {
-                int j = find(r, i, n, true);
-                appendDec(r, i, j - i);
-                i = j;
+                i = copyUntil(r, i, n, true);
                 if (i >= n) {
                     break;
                 }
@@ -717,15 +713,20 @@ public final class StreamingRedactor {
     private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
 
     /**
-     * Returns the index of the first {@code "} (or, with {@code backslash}, the first {@code "} or
-     * {@code \}) in {@code r[from, to)}, or {@code to}. Eight bytes at a time: a byte equal to the
-     * searched one becomes zero after XOR, and the lowest zero byte of a word is found exactly by
-     * {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged falsely, never lower ones).
+     * Copies {@code r[from, to)} to the decoded text up to the first {@code "} (or, with
+     * {@code backslash}, the first {@code "} or {@code \}) and returns its index, or {@code to}. Eight
+     * bytes at a time, copied and tested in one pass (the copy may write up to eight bytes past the new
+     * end of the decoded text, which {@link #ensureDec} leaves room for; they are overwritten later): a
+     * byte equal to the searched one becomes zero after XOR, and the lowest zero byte of a word is found
+     * exactly by {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged falsely, never lower ones).
      */
-    private static int find(byte[] r, int from, int to, boolean backslash) {
+    private int copyUntil(byte[] r, int from, int to, boolean backslash) {
+        final byte[] d = dec;
+        int o = decLen;
         int j = from;
-        for (; j + 8 <= to; j += 8) {
+        for (; j + 8 <= to; j += 8, o += 8) {
             long w = (long) LONGS.get(r, j);
+            LONGS.set(d, o, w);
             long q = w ^ QUOTES;
             long t = (q - ONES) & ~q;
             if (backslash) {
@@ -734,20 +735,20 @@ public final class StreamingRedactor {
             }
             t &= HIGHS;
             if (t != 0) {
-                return j + (Long.numberOfTrailingZeros(t) >>> 3);
+                int k = Long.numberOfTrailingZeros(t) >>> 3;
+                decLen = o + k;
+                return j + k;
             }
         }
-        for (; j < to; j++) {
-            if (r[j] == '"' || (backslash && r[j] == '\\')) {
-                return j;
+        for (; j < to; j++, o++) {
+            byte b = r[j];
+            if (b == '"' || (backslash && b == '\\')) {
+                break;
             }
+            d[o] = b;
         }
-        return to;
-    }
-
-    private void appendDec(byte[] src, int from, int len) {
-        System.arraycopy(src, from, dec, decLen, len);
-        decLen += len;
+        decLen = o;
+        return j;
     }
 
     /** Decodes the escape at raw index {@code i}; returns raw bytes consumed, 0 to wait for more input. */
@@ -904,7 +905,8 @@ public final class StreamingRedactor {
     }
 
     private void ensureDec(int more) {
-        // an escape never decodes to more bytes than it has (at most 4 for 6 or 12 raw bytes)
+        // an escape never decodes to more bytes than it has (at most 4 for 6 or 12 raw bytes); callers add
+        // 8 bytes of room for copyUntil's last word
         if (decLen + more > dec.length) {
             dec = Arrays.copyOf(dec, Math.max(dec.length * 2, decLen + more));
         }

@@ -307,6 +307,15 @@ class BuiltinDetectorsTest {
     }
 
     @Test
+    void placeholdersOfOneOrTwoRepeatedCharactersAreRejected() {
+        assertThat(BuiltinDetectors.notPlaceholder("aaaaaaaaaa")).isFalse();
+        assertThat(BuiltinDetectors.notPlaceholder("abababab")).isFalse();
+        assertThat(BuiltinDetectors.notPlaceholder("a")).isFalse();
+        assertThat(BuiltinDetectors.notPlaceholder("abcabcab")).isTrue();
+        assertThat(BuiltinDetectors.notPlaceholder("aab9kq2Z")).isTrue();
+    }
+
+    @Test
     void shannonEntropy() {
         assertThat(Detector.shannonEntropy("aaaa")).isZero();
         assertThat(Detector.shannonEntropy("abcd")).isEqualTo(2.0);

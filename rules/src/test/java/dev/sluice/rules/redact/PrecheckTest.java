@@ -1,0 +1,70 @@
+package dev.sluice.rules.redact;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Random;
+import java.util.regex.Matcher;
+import org.junit.jupiter.api.Test;
+
+class PrecheckTest {
+
+    /**
+     * The assignment prechecks never answer false where their detector's pattern matches at the keyword:
+     * random assignments built from the characters the patterns care about (operators, spaces, quotes,
+     * backslashes, value characters and excluded ones), at every available length.
+     */
+    @Test
+    void assignmentPrecheckIsSoundForItsDetectors() {
+        Random random = new Random(7);
+        String[] pieces = {"=", ":", ">", ":=", "=>", " ", "  ", "\t", "\n", "\"", "'", "\\", "\\\"", ",", ")", "$", ".",
+            "=", "a", "Z", "9", "/", "+", "_", "-", "x7Hq", "Kp2Zr8", "A1b2C3d4E5f6G7h8", "~", "\u00e9"};
+        for (Detector d : List.of(BuiltinDetectors.GENERIC_SECRET, BuiltinDetectors.AWS_SECRET_ACCESS_KEY)) {
+            int matched = 0;
+            for (int round = 0; round < 40_000; round++) {
+                String label = d.keywords().get(random.nextInt(d.keywords().size()));
+                StringBuilder b = new StringBuilder(label);
+                if (random.nextBoolean()) {
+                    b.append("_PROD");
+                }
+                int n = random.nextInt(12);
+                for (int k = 0; k < n; k++) {
+                    b.append(pieces[random.nextInt(pieces.length)]);
+                }
+                int valueLength = random.nextInt(3) == 0 ? 40 : random.nextInt(12);
+                for (int k = 0; k < valueLength; k++) {
+                    b.append("aB3/+xY9".charAt(random.nextInt(8)));
+                }
+                if (random.nextBoolean()) {
+                    b.append(pieces[random.nextInt(pieces.length)]);
+                }
+                String s = b.toString();
+                byte[] text = s.getBytes(StandardCharsets.ISO_8859_1);
+                Matcher m = d.pattern().matcher(s);
+                if (!m.lookingAt()) {
+                    continue;
+                }
+                matched++;
+                for (int limit = text.length; limit >= 0; limit--) {
+                    if (limit >= m.end()) {
+                        assertThat(d.precheck().mayMatch(text, 0, limit)).as("%s limit %d: %s", d.id(), limit, s).isTrue();
+                    }
+                }
+            }
+            assertThat(matched).as(d.id()).isGreaterThan(100);
+        }
+    }
+
+    @Test
+    void assignmentPrecheckRejectsShortValues() {
+        Precheck p = BuiltinDetectors.GENERIC_SECRET.precheck();
+        // each text starts with its keyword
+        for (String s : List.of("api_key=API_KEY, timeout=30)", "tokens=4096)", "tokens\":4096,\"stream\"", "token = \"\"")) {
+            byte[] text = s.getBytes(StandardCharsets.US_ASCII);
+            assertThat(p.mayMatch(text, 0, text.length)).as(s).isFalse();
+        }
+        byte[] ok = "password := \"Xk29fjQ1\"".getBytes(StandardCharsets.US_ASCII);
+        assertThat(p.mayMatch(ok, 0, ok.length)).isTrue();
+    }
+}
