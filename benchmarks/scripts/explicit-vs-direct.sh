@@ -58,4 +58,4 @@ echo "plain HTTP small responses, 64 connections, median of $rounds x ${seconds}
 echo "  direct $d req/s, sluice $s req/s, ratio $(awk -v a="$s" -v b="$d" 'BEGIN {printf "%.2f", a/b}')"
 echo "CONNECT bulk 1 GiB, median of $rounds:"
 echo "  direct $db MB/s, tunnel $tb MB/s, ratio $(awk -v a="$tb" -v b="$db" 'BEGIN {printf "%.2f", a/b}')"
-echo "audit lines written: $(wc -l < "$work/audit.jsonl")"
+echo "audit lines written (rotated files included): $(cat "$work"/audit.jsonl* | wc -l)"
