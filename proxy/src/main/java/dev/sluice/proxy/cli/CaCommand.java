@@ -7,9 +7,7 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice ca init|show|export [--bundle]}: the local CA in the data dir ({@code ca.key.pem},
@@ -20,39 +18,35 @@ import picocli.CommandLine.Spec;
 final class CaCommand {
 
     @Command(name = "init", description = "Create the CA (refuses to replace one unless --force).")
-    static final class Init implements Callable<Integer> {
+    static final class Init extends CliCommand implements Callable<Integer> {
         @Mixin
         CommonOptions common;
-        @Spec
-        CommandSpec spec;
         @Option(names = "--force", description = "Replace an existing CA (every client must trust the new one).")
         boolean force;
 
         @Override
         public Integer call() {
-            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter out = out();
             try {
                 LocalCa ca = LocalCa.create(common.dataDir, force);
                 out.println("created " + ca.certificateFile() + " (" + ca.certificate().getSubjectX500Principal().getName()
                         + ", " + ca.spkiPin() + ")");
                 return 0;
             } catch (CaException e) {
-                spec.commandLine().getErr().println("sluice: " + e.getMessage());
+                err().println("sluice: " + e.getMessage());
                 return 1;
             }
         }
     }
 
     @Command(name = "show", description = "Print the CA's subject, validity and SPKI pin.")
-    static final class Show implements Callable<Integer> {
+    static final class Show extends CliCommand implements Callable<Integer> {
         @Mixin
         CommonOptions common;
-        @Spec
-        CommandSpec spec;
 
         @Override
         public Integer call() {
-            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter out = out();
             try {
                 LocalCa ca = LocalCa.load(common.dataDir);
                 out.println("file:      " + ca.certificateFile());
@@ -61,18 +55,16 @@ final class CaCommand {
                 out.println("spki pin:  " + ca.spkiPin());
                 return 0;
             } catch (CaException e) {
-                spec.commandLine().getErr().println("sluice: " + e.getMessage());
+                err().println("sluice: " + e.getMessage());
                 return 1;
             }
         }
     }
 
     @Command(name = "export", description = "Print the CA certificate (PEM), or with --bundle the system roots plus the CA.")
-    static final class Export implements Callable<Integer> {
+    static final class Export extends CliCommand implements Callable<Integer> {
         @Mixin
         CommonOptions common;
-        @Spec
-        CommandSpec spec;
         @Option(names = "--bundle", description = "System roots plus Sluice's CA, for variables that replace the trust store.")
         boolean bundle;
 
@@ -80,10 +72,10 @@ final class CaCommand {
         public Integer call() throws Exception {
             try {
                 LocalCa ca = LocalCa.load(common.dataDir);
-                spec.commandLine().getOut().print(bundle ? new CaExport(ca).bundlePem() : ca.certificatePem());
+                out().print(bundle ? new CaExport(ca).bundlePem() : ca.certificatePem());
                 return 0;
             } catch (CaException e) {
-                spec.commandLine().getErr().println("sluice: " + e.getMessage());
+                err().println("sluice: " + e.getMessage());
                 return 1;
             }
         }

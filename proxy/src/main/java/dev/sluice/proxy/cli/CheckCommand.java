@@ -6,24 +6,11 @@ import dev.sluice.rules.policy.PolicyLoader;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Parameters;
 
 /** {@code sluice check FILE}: validates a policy; prints every error as file:line:column; exit 1 on any. */
 @Command(name = "check", description = "Validate a policy file.")
-final class CheckCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    private java.io.PrintWriter out() {
-        return spec.commandLine().getOut();
-    }
-
-    private java.io.PrintWriter err() {
-        return spec.commandLine().getErr();
-    }
+final class CheckCommand extends CliCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "FILE", description = "The policy file to check.")
     Path file;

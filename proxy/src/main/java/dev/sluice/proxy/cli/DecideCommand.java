@@ -23,8 +23,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -37,18 +35,7 @@ import picocli.CommandLine.Parameters;
  * the policy does not load, 2 for a malformed target or unknown extension.
  */
 @Command(name = "decide", description = "Explain what the policy would do with a request.")
-final class DecideCommand implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
-
-    private java.io.PrintWriter out() {
-        return spec.commandLine().getOut();
-    }
-
-    private java.io.PrintWriter err() {
-        return spec.commandLine().getErr();
-    }
+final class DecideCommand extends CliCommand implements Callable<Integer> {
 
     @Mixin
     CommonOptions common;

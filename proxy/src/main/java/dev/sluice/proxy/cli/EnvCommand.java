@@ -14,9 +14,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice env --extension NAME [--token T]}: prints POSIX shell exports that point a sandboxed
@@ -29,15 +27,13 @@ import picocli.CommandLine.Spec;
  * written to {@code <data dir>/ca-bundle.pem}. Creates the CA if there is none yet.
  */
 @Command(name = "env", description = "Print shell exports for a sandboxed process.")
-final class EnvCommand implements Callable<Integer> {
+final class EnvCommand extends CliCommand implements Callable<Integer> {
 
     /** The bundle file written into the data dir. */
     static final String BUNDLE_FILE = "ca-bundle.pem";
 
     @Mixin
     CommonOptions common;
-    @Spec
-    CommandSpec spec;
     @Option(names = "--extension", required = true, paramLabel = "NAME")
     String extension;
     @Option(names = "--token", paramLabel = "T", description = "The extension's token (default: a <token> placeholder).")
@@ -45,23 +41,23 @@ final class EnvCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter out = out();
         Policy policy;
         try {
             policy = common.loadPolicy();
         } catch (PolicyException e) {
-            e.errors().forEach(error -> spec.commandLine().getErr().println(error));
+            e.errors().forEach(error -> err().println(error));
             return 1;
         }
         if (policy.extension(extension).isEmpty()) {
-            spec.commandLine().getErr().println("sluice: no extension named \"" + extension + "\" in " + policy.source());
+            err().println("sluice: no extension named \"" + extension + "\" in " + policy.source());
             return 2;
         }
         LocalCa ca;
         try {
             ca = LocalCa.loadOrCreate(common.dataDir);
         } catch (CaException e) {
-            spec.commandLine().getErr().println("sluice: " + e.getMessage());
+            err().println("sluice: " + e.getMessage());
             return 1;
         }
         Path caFile = ca.certificateFile().toAbsolutePath();

@@ -7,9 +7,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice pins show [HOST]} and {@code sluice pins reset HOST}: the TOFU pins recorded in the data
@@ -20,17 +18,15 @@ import picocli.CommandLine.Spec;
 final class PinsCommand {
 
     @Command(name = "show", description = "Print recorded pins, for every host or one.")
-    static final class Show implements Callable<Integer> {
+    static final class Show extends CliCommand implements Callable<Integer> {
         @Mixin
         CommonOptions common;
-        @Spec
-        CommandSpec spec;
         @Parameters(index = "0", arity = "0..1", paramLabel = "HOST")
         String host;
 
         @Override
         public Integer call() throws Exception {
-            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter out = out();
             Map<String, PinRecord> all = PinStore.open(common.dataDir).all();
             int shown = 0;
             for (PinRecord record : all.values()) {
@@ -48,18 +44,16 @@ final class PinsCommand {
     }
 
     @Command(name = "reset", description = "Forget the recorded pins of HOST (the next chain is recorded anew).")
-    static final class Reset implements Callable<Integer> {
+    static final class Reset extends CliCommand implements Callable<Integer> {
         @Mixin
         CommonOptions common;
-        @Spec
-        CommandSpec spec;
         @Parameters(index = "0", paramLabel = "HOST")
         String host;
 
         @Override
         public Integer call() throws Exception {
             boolean removed = PinStore.open(common.dataDir).reset(host);
-            spec.commandLine().getOut().println(removed ? "reset pins of " + host : "no pins recorded for " + host);
+            out().println(removed ? "reset pins of " + host : "no pins recorded for " + host);
             return removed ? 0 : 1;
         }
     }

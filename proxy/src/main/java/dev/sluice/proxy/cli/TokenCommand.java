@@ -8,8 +8,6 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -20,18 +18,7 @@ import picocli.CommandLine.Parameters;
 final class TokenCommand {
 
     @Command(name = "new", description = "Print a new token for an extension, and its token_sha256.")
-    static final class New implements Callable<Integer> {
-
-        @Spec
-        CommandSpec spec;
-
-        private java.io.PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        private java.io.PrintWriter err() {
-            return spec.commandLine().getErr();
-        }
+    static final class New extends CliCommand implements Callable<Integer> {
 
         @Parameters(index = "0", paramLabel = "NAME", description = "The extension's name.")
         String name;
