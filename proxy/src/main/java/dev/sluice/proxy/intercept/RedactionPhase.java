@@ -140,6 +140,8 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
             content.release();
             if (last) {
                 dropping = false;
+                // Tells the forwarder the refused request has ended (it then closes the connection).
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
             }
             return;
         }
