@@ -69,7 +69,9 @@ import java.util.Optional;
  *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
  * </table>
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
- * at once, without reading its body, and the connection closes after the answer.
+ * at once, without waiting for its body, with {@code Connection: close}; what arrives of the body is
+ * dropped and the connection closes when the body ends or after {@link Lingering#LINGER_MILLIS} ms.
+ * The same phase serves other listeners and intercepted tunnels through a {@link RequestFront}.
  *
  * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight,
  * pipelined requests wait (reading is paused), so answers keep the order of requests.
