@@ -6,7 +6,6 @@ import dev.sluice.proxy.audit.AuditFields;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -17,10 +16,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice audit summary}: per extension — requests, allowed, denied and would_deny counts,
@@ -31,13 +27,11 @@ import picocli.CommandLine.Spec;
  * and counted ({@code sluice audit verify} names them).
  */
 @Command(name = "summary", mixinStandardHelpOptions = true, description = "Summarise the audit log per extension.")
-final class AuditSummaryCommand implements Callable<Integer> {
+final class AuditSummaryCommand extends CliCommand implements Callable<Integer> {
 
     static final int TOP_DESTINATIONS = 10;
     static final String NO_EXTENSION = "(none)";
 
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     AuditInput input;
@@ -111,21 +105,12 @@ final class AuditSummaryCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        if (!format.equals("table") && !format.equals("json")) {
-            throw new ParameterException(spec.commandLine(), "--format: " + format + " (expected: table or json)");
-        }
-        try {
-            filter.prepare(Clock.systemUTC());
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
-        }
-        List<Path> files;
-        try {
-            files = input.files();
-        } catch (AuditInput.InputException e) {
-            err.println("sluice: " + e.getMessage());
+        PrintWriter out = out();
+        PrintWriter err = err();
+        checkFormat(format);
+        prepare(filter);
+        List<Path> files = auditFiles(input);
+        if (files == null) {
             return 1;
         }
         Map<String, ExtensionSummary> byExtension = new TreeMap<>();

@@ -13,17 +13,13 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice audit tail}: the last {@code -n} records (default 20) that pass the filters, oldest
@@ -33,13 +29,11 @@ import picocli.CommandLine.Spec;
  * {@value #FOLLOW_POLL_MILLIS} ms), until interrupted.
  */
 @Command(name = "tail", mixinStandardHelpOptions = true, description = "Print the last records of the audit log.")
-final class AuditTailCommand implements Callable<Integer> {
+final class AuditTailCommand extends CliCommand implements Callable<Integer> {
 
     static final long FOLLOW_POLL_MILLIS = 500;
     private static final String ROW = "%-24s  %-16s  %-10s  %-22s  %-7s  %-40s  %6s  %10s  %10s";
 
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     AuditInput input;
@@ -63,24 +57,15 @@ final class AuditTailCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        if (!format.equals("table") && !format.equals("json")) {
-            throw new ParameterException(spec.commandLine(), "--format: " + format + " (expected: table or json)");
-        }
+        PrintWriter out = out();
+        PrintWriter err = err();
+        checkFormat(format);
         if (count < 0) {
-            throw new ParameterException(spec.commandLine(), "--lines: " + count + " (expected: >= 0)");
+            throw usage("--lines: " + count + " (expected: >= 0)");
         }
-        try {
-            filter.prepare(Clock.systemUTC());
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
-        }
-        List<Path> files;
-        try {
-            files = input.files();
-        } catch (AuditInput.InputException e) {
-            err.println("sluice: " + e.getMessage());
+        prepare(filter);
+        List<Path> files = auditFiles(input);
+        if (files == null) {
             return 1;
         }
         Path last = files.get(files.size() - 1);

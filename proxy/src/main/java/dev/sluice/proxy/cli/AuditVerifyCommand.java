@@ -8,8 +8,6 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice audit verify}: checks the hash chain across the whole set ({@link AuditVerifier}).
@@ -19,23 +17,18 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "verify", mixinStandardHelpOptions = true,
         description = "Check the audit log's hash chain; name the first line where it breaks.")
-final class AuditVerifyCommand implements Callable<Integer> {
+final class AuditVerifyCommand extends CliCommand implements Callable<Integer> {
 
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     AuditInput input;
 
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        List<Path> files;
-        try {
-            files = input.files();
-        } catch (AuditInput.InputException e) {
-            err.println("sluice: " + e.getMessage());
+        PrintWriter out = out();
+        PrintWriter err = err();
+        List<Path> files = auditFiles(input);
+        if (files == null) {
             return 1;
         }
         AuditVerifier.Result result = AuditVerifier.verify(files);
