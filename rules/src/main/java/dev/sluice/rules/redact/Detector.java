@@ -120,17 +120,20 @@ public record Detector(String id, String description, List<String> keywords, Pat
             return 0;
         }
         int[] counts = new int[256];
+        char[] seen = new char[Math.min(n, 256)];
+        int distinct = 0;
         for (int i = 0; i < n; i++) {
-            counts[s.charAt(i) & 0xff]++;
-        }
-        double h = 0;
-        for (int c : counts) {
-            if (c != 0) {
-                double p = (double) c / n;
-                h -= p * (Math.log(p) / Math.log(2));
+            int c = s.charAt(i) & 0xff;
+            if (counts[c]++ == 0) {
+                seen[distinct++] = (char) c;
             }
         }
-        return h;
+        double h = 0;
+        for (int i = 0; i < distinct; i++) {
+            double p = (double) counts[seen[i]] / n;
+            h -= p * Math.log(p);
+        }
+        return h / Math.log(2);
     }
 
     private static boolean isAscii(String s) {

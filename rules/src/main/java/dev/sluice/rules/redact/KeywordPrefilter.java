@@ -11,25 +11,35 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Aho–Corasick automaton over the detectors' keywords, compiled to a byte-indexed DFA with ASCII case
- * folding (A–Z read as a–z), so one pass over the bytes, without lowercasing them first, finds every
- * keyword occurrence. Only detectors with a keyword in a window run their pattern there.
+ * Finds every occurrence of the detectors' keywords in text, with ASCII case folding (A–Z read as a–z),
+ * in one pass and without lowercasing the text first. Only detectors with a keyword in a window run
+ * their pattern there.
  *
- * <p>Layout: one {@code int} per (state, byte): {@code nextState * 256}, with the sign bit set when
- * {@code nextState} ends one or more keywords; upper-case columns repeat the lower-case ones. The inner
- * loop is one table load and one sign test per byte, and inputs of 4 KiB or more are scanned in four
- * interleaved lanes, so four independent load chains overlap. (Measured on the benchmark prompt: the
- * four lanes scan about 3 times as fast as one; compressing bytes to classes first, for a smaller
- * table, was slower than the extra load it costs.) Immutable and thread-safe; the scanning state of a stream is an {@code int} the caller
- * keeps ({@link #START_STATE} at the beginning).
+ * <p>Two implementations give the same answers:
+ * <ul>
+ *   <li>the vector scan ({@link TeddyScan}, the Teddy algorithm: 32 positions per step with byte
+ *       shuffles, then exact verification of each candidate), used when the JVM runs with
+ *       {@code --add-modules jdk.incubator.vector} on a CPU with 256-bit vectors — the {@code ./sluice}
+ *       launcher, the tests and the benchmarks pass that option; and</li>
+ *   <li>the scalar scan: an Aho–Corasick automaton compiled to a byte-indexed DFA. One {@code int} per
+ *       (state, byte): {@code nextState * 256}, with the sign bit set when {@code nextState} ends one or
+ *       more keywords; upper-case columns repeat the lower-case ones. The inner loop is one table load and
+ *       one sign test per byte, and inputs of 4 KiB or more are scanned in four interleaved lanes, so four
+ *       independent load chains overlap (about 3 times as fast as one lane).</li>
+ * </ul>
+ * {@link #vectorized()} says which one runs; the system property {@code sluice.redact.scalar=true}
+ * forces the scalar scan. Immutable and thread-safe; a scan needs no state from earlier calls.
  *
- * <p>Reference: A. V. Aho, M. J. Corasick, "Efficient string matching: an aid to bibliographic search",
- * CACM 18(6), 1975.
+ * <p>References: A. V. Aho, M. J. Corasick, "Efficient string matching: an aid to bibliographic search",
+ * CACM 18(6), 1975; Teddy, see {@link TeddyScan}.
  */
 public final class KeywordPrefilter {
 
-    /** The state to start a stream with. */
-    public static final int START_STATE = 0;
+    /** The automaton's start state. */
+    private static final int START_STATE = 0;
+
+    /** Whether {@link TeddyScan} can run in this JVM (module present, 256-bit vectors, not disabled). */
+    private static final boolean VECTOR_AVAILABLE = vectorAvailable();
 
     /** Receives keyword occurrences from {@link #scan}. */
     @FunctionalInterface
@@ -50,9 +60,12 @@ public final class KeywordPrefilter {
     private final int[][] outputs;
     private final int detectorCount;
     private final int maxKeywordLength;
+    private final byte[][] keywordBytes;
+    /** The vector scan, or null for the scalar one. */
+    private final TeddyScan teddy;
 
     private KeywordPrefilter(List<String> keywords, int[][] keywordDetectors, int[] table, int[][] outputs,
-                             int detectorCount) {
+                             int detectorCount, boolean vector) {
         this.keywords = List.copyOf(keywords);
         this.keywordDetectors = keywordDetectors;
         this.keywordLength = keywords.stream().mapToInt(String::length).toArray();
@@ -60,6 +73,20 @@ public final class KeywordPrefilter {
         this.outputs = outputs;
         this.detectorCount = detectorCount;
         this.maxKeywordLength = Arrays.stream(keywordLength).max().orElse(0);
+        this.keywordBytes = keywords.stream().map(k -> k.getBytes(StandardCharsets.US_ASCII)).toArray(byte[][]::new);
+        this.teddy = vector && !keywords.isEmpty() ? new TeddyScan(Arrays.asList(keywordBytes)) : null;
+    }
+
+    private static boolean vectorAvailable() {
+        if (Boolean.getBoolean("sluice.redact.scalar")
+                || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+            return false;
+        }
+        try {
+            return TeddyScan.supported();
+        } catch (LinkageError e) {
+            return false;
+        }
     }
 
     /**
@@ -67,6 +94,15 @@ public final class KeywordPrefilter {
      * index {@code i}. An empty list gives an automaton that never reports anything.
      */
     public static KeywordPrefilter of(List<Detector> detectors) {
+        return of(detectors, VECTOR_AVAILABLE);
+    }
+
+    /**
+     * As {@link #of(List)}, choosing the implementation: {@code vector} true asks for the vector scan,
+     * which is used only if it can run in this JVM; false forces the scalar scan (for tests comparing
+     * the two).
+     */
+    static KeywordPrefilter of(List<Detector> detectors, boolean vector) {
         Objects.requireNonNull(detectors, "detectors");
         Map<String, List<Integer>> byKeyword = new LinkedHashMap<>();
         for (int d = 0; d < detectors.size(); d++) {
@@ -146,7 +182,8 @@ public final class KeywordPrefilter {
                 table[(s << 8) | c] = entry;
             }
         }
-        return new KeywordPrefilter(keywords, keywordDetectors, table, outputs, detectors.size());
+        return new KeywordPrefilter(keywords, keywordDetectors, table, outputs, detectors.size(),
+                vector && VECTOR_AVAILABLE);
     }
 
     private static int[] filled() {
@@ -156,12 +193,69 @@ public final class KeywordPrefilter {
     }
 
     /**
-     * Scans {@code buf[from, to)} continuing from {@code state} and reports every keyword that ends in
-     * the range (including keywords that began in earlier calls of the same stream).
+     * Reports every keyword occurrence that starts at an index in {@code [from, to)} and ends at or before
+     * {@code limit}: {@code sink.hit(keyword, end)} once per occurrence, with {@code end} the index just
+     * after its last byte. Bytes before {@code from} are not read, so no state carries over between calls:
+     * a stream scanned in pieces passes each piece's start positions, with enough bytes after them (up to
+     * {@link #maxKeywordLength()} - 1) before {@code limit} to hold a keyword starting at the last one.
+     * Bytes of {@code buf} at or after {@code limit} may be read but never count. Occurrences are reported
+     * in no particular order.
      *
-     * @return the state to pass to the next call of the same stream
+     * @throws IndexOutOfBoundsException unless {@code 0 <= from <= to <= limit <= buf.length}
      */
-    public int scan(byte[] buf, int from, int to, int state, HitSink sink) {
+    public void scan(byte[] buf, int from, int to, int limit, HitSink sink) {
+        Objects.checkFromToIndex(from, to, limit);
+        Objects.checkFromToIndex(limit, buf.length, buf.length);
+        if (from == to) {
+            return;
+        }
+        int p = from;
+        if (teddy != null && to - from >= TeddyScan.STEP) {
+            p = teddy.scan(buf, from, to, limit, sink);
+            if (p == to) {
+                return;
+            }
+        }
+        // the automaton, from its start state at p: it sees only keywords starting at p or later; it reads
+        // until the last keyword that starts before `to` could end, and drops those starting at `to` or later
+        int end = (int) Math.min(limit, (long) to + maxKeywordLength - 1);
+        if (end == to) {
+            scanEnds(buf, p, end, START_STATE, sink);
+            return;
+        }
+        final int startLimit = to;
+        scanEnds(buf, p, end, START_STATE, (k, e) -> {
+            if (e - keywordLength[k] < startLimit) {
+                sink.hit(k, e);
+            }
+        });
+    }
+
+    /** Answers whether the vector scan runs (see the class comment). */
+    public boolean vectorized() {
+        return teddy != null;
+    }
+
+    /**
+     * Answers whether bytes {@code [from, kw.length)} of {@code kw} (lowercase ASCII) occur at
+     * {@code buf[start + from]} and on, letters in either case.
+     */
+    static boolean matchesAt(byte[] buf, int start, byte[] kw, int from) {
+        for (int i = from; i < kw.length; i++) {
+            int c = buf[start + i];
+            int k = kw[i];
+            if (c != k && (k < 'a' || k > 'z' || (c | 0x20) != k)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The automaton over {@code buf[from, to)} continuing from {@code state}: reports every keyword that
+     * ends in the range and returns the state after it.
+     */
+    private int scanEnds(byte[] buf, int from, int to, int state, HitSink sink) {
         Objects.checkFromToIndex(from, to, buf.length);
         int len = to - from;
         if (len < LANE_THRESHOLD) {
@@ -344,7 +438,7 @@ public final class KeywordPrefilter {
      */
     public BitSet candidates(byte[] buf, int off, int len) {
         BitSet found = new BitSet(detectorCount);
-        scan(buf, off, off + len, START_STATE, (k, end) -> {
+        scan(buf, off, off + len, off + len, (k, end) -> {
             for (int d : keywordDetectors[k]) {
                 found.set(d);
             }
@@ -379,7 +473,8 @@ public final class KeywordPrefilter {
 
     @Override
     public String toString() {
-        return "KeywordPrefilter[" + keywords.size() + " keywords, " + outputs.length + " states]";
+        return "KeywordPrefilter[" + keywords.size() + " keywords, " + outputs.length + " states, "
+                + (teddy != null ? "vector" : "scalar") + " scan]";
     }
 
 }

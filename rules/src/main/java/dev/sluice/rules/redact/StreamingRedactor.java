@@ -93,7 +93,6 @@ public final class StreamingRedactor {
     private int decLen;
     private long decBase;
     private long scanned;
-    private int acState = KeywordPrefilter.START_STATE;
 
     // JSON state and anchors (escapes and structural quotes), absolute offsets
     private boolean inString;
@@ -306,9 +305,12 @@ public final class StreamingRedactor {
             decLen = rawLen;
             rawDecoded = rawBase + rawLen;
         }
+        // keyword starts are scanned up to where the longest keyword still fits in the decoded text; the
+        // rest waits for the next step (or the end of the body)
         int from = (int) (scanned - decBase);
-        acState = prefilter.scan(dec, from, decLen, acState, sink);
-        scanned = decBase + decLen;
+        int to = finishing ? decLen : Math.max(from, decLen - (prefilter.maxKeywordLength() - 1));
+        prefilter.scan(dec, from, to, decLen, sink);
+        scanned = decBase + to;
         if (hitCount > 0) {
             resolve(finishing);
         }

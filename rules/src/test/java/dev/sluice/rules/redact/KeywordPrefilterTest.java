@@ -33,39 +33,64 @@ class KeywordPrefilterTest {
         assertThat(p.candidates(text, 0, text.length).isEmpty()).isTrue();
     }
 
-    /** The four-lane scan reports exactly what a naive search finds, for any length and start state. */
+    /**
+     * Both scans (vector and scalar automaton, one and four lanes) report exactly what a naive search
+     * finds, for any length, any split of the start positions into two calls, and any limit — with
+     * keyword bytes after the limit that must not count.
+     */
     @Test
     void agreesWithNaiveSearch() {
         List<Detector> detectors = BuiltinDetectors.all();
-        KeywordPrefilter p = KeywordPrefilter.of(detectors);
+        KeywordPrefilter vector = KeywordPrefilter.of(detectors, true);
+        KeywordPrefilter scalar = KeywordPrefilter.of(detectors, false);
+        assertThat(scalar.vectorized()).isFalse();
         Random random = new Random(42);
-        String alphabet = "abcdefghijklmnopqrstuvwxyzAKIASGHP_-.:/ ~=\"'0123456789";
-        for (int round = 0; round < 200; round++) {
+        String alphabet = "abcdefghijklmnopqrstuvwxyzAKIASGHP_-.:/ ~=\"'0123456789\u00e9\u00ff@[`{";
+        for (int round = 0; round < 400; round++) {
             int n = random.nextInt(3) == 0 ? random.nextInt(100) : 4096 + random.nextInt(20000);
             StringBuilder b = new StringBuilder(n);
             while (b.length() < n) {
                 if (random.nextInt(40) == 0) {
-                    b.append(p.keywords().get(random.nextInt(p.keywords().size())));
+                    String kw = scalar.keywords().get(random.nextInt(scalar.keywords().size()));
+                    b.append(random.nextBoolean() ? kw.toUpperCase(Locale.ROOT) : kw);
                 } else {
                     b.append(alphabet.charAt(random.nextInt(alphabet.length())));
                 }
             }
-            byte[] text = b.toString().getBytes(StandardCharsets.US_ASCII);
-            String lower = b.toString().toLowerCase(Locale.ROOT);
+            byte[] text = b.toString().getBytes(StandardCharsets.ISO_8859_1);
+            int limit = random.nextBoolean() ? text.length : random.nextInt(text.length + 1);
+            String lower = new String(text, 0, limit, StandardCharsets.ISO_8859_1).toLowerCase(Locale.ROOT);
             List<Long> expected = new ArrayList<>();
-            for (int k = 0; k < p.keywords().size(); k++) {
-                String kw = p.keywords().get(k);
+            for (int k = 0; k < scalar.keywords().size(); k++) {
+                String kw = scalar.keywords().get(k);
                 for (int i = lower.indexOf(kw); i >= 0; i = lower.indexOf(kw, i + 1)) {
+                    if (!kw.equals(new String(text, i, kw.length(), StandardCharsets.ISO_8859_1).toLowerCase(Locale.ROOT))) {
+                        continue; // toLowerCase folded a non-ASCII letter
+                    }
                     expected.add(((long) (i + kw.length()) << 16) | k);
                 }
             }
-            List<Long> actual = new ArrayList<>();
-            int split = text.length == 0 ? 0 : random.nextInt(text.length);
-            int state = p.scan(text, 0, split, KeywordPrefilter.START_STATE, (k, end) -> actual.add(((long) end << 16) | k));
-            p.scan(text, split, text.length, state, (k, end) -> actual.add(((long) end << 16) | k));
             expected.sort(null);
-            actual.sort(null);
-            assertThat(actual).as("round %d length %d split %d", round, n, split).isEqualTo(expected);
+            int split = limit == 0 ? 0 : random.nextInt(limit);
+            for (KeywordPrefilter p : List.of(vector, scalar)) {
+                List<Long> actual = new ArrayList<>();
+                p.scan(text, 0, split, limit, (k, end) -> actual.add(((long) end << 16) | k));
+                p.scan(text, split, limit, limit, (k, end) -> actual.add(((long) end << 16) | k));
+                actual.sort(null);
+                assertThat(actual).as("%s round %d length %d limit %d split %d", p, round, n, limit, split)
+                        .isEqualTo(expected);
+            }
         }
+    }
+
+    /**
+     * The tests run with {@code --add-modules jdk.incubator.vector}, as {@code ./sluice} does, so the
+     * default choice is the vector scan wherever the CPU has 256-bit vectors.
+     */
+    @Test
+    void defaultIsTheVectorScanWhereTheCpuAllowsIt() {
+        assertThat(ModuleLayer.boot().findModule("jdk.incubator.vector")).isPresent();
+        assertThat(KeywordPrefilter.of(BuiltinDetectors.all()).vectorized())
+                .isEqualTo(jdk.incubator.vector.ByteVector.SPECIES_PREFERRED.vectorBitSize() >= 256);
     }
 }

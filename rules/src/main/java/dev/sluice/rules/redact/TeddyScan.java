@@ -1,0 +1,338 @@
+package dev.sluice.rules.redact;
+
+import java.util.ArrayList;
+import java.util.List;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The vector (SIMD) keyword scan behind {@link KeywordPrefilter}: the "Teddy" algorithm, 32 text
+ * positions per step, with 16 buckets and four-byte fingerprints. Loaded only when the {@code jdk.incubator.vector} module is present and the CPU
+ * has 256-bit vectors ({@link #supported()}); {@link KeywordPrefilter} falls back to its scalar
+ * automaton otherwise.
+ *
+ * <p>How it works. Every keyword gets a fingerprint: its first four bytes (positions past the end of a
+ * shorter keyword match anything), ASCII-folded by {@code byte | 0x20}, which maps A–Z onto a–z.
+ * Keywords are grouped into 16 buckets, in two banks of eight, one bit per bucket. For each fingerprint
+ * position and bank there are two 16-entry tables indexed by the low and the high nibble of a text byte;
+ * entry {@code n} holds the bits of the buckets whose fingerprint admits a byte with that nibble at that
+ * position. One step loads the text at {@code p} to {@code p + 3} as 32-byte vectors, looks the nibbles
+ * up with byte shuffles ({@code selectFrom}) and ANDs the results per bank: a non-zero lane {@code i}
+ * says that some keyword of the set buckets may start at {@code p + i}. Those candidates are verified byte by byte
+ * against the bucket's keywords (case-insensitively for letters), so the scan reports exactly the
+ * keyword occurrences, never an approximation. Buckets are formed greedily, merging the pair of groups
+ * whose merged fingerprint is least likely to match ordinary text (an estimate from English and code
+ * byte frequencies), so false candidates stay rare.
+ *
+ * <p>Reference: the Teddy algorithm of Intel's Hyperscan (G. Langdale), as described in the README of
+ * the Rust {@code aho-corasick} crate's {@code packed/teddy} module. Immutable and thread-safe.
+ */
+final class TeddyScan {
+
+    private static final VectorSpecies<Byte> SPECIES = ByteVector.SPECIES_256;
+    /** Text positions examined per step. */
+    static final int STEP = 32;
+    /** Fingerprint length in bytes. */
+    private static final int FINGERPRINT = 4;
+    private static final int BUCKETS = 16;
+
+    /**
+     * Tables of 32 bytes (16 entries, repeated): index {@code 2 * (4 * bank + position)} for the low
+     * nibble, {@code + 1} for the high nibble.
+     */
+    private final byte[][] tables = new byte[4 * FINGERPRINT][STEP];
+    private final byte[][] keywordBytes;
+    /**
+     * Verification index: for each folded two-byte prefix (little-endian), 1 + the index in
+     * {@link #byPrefix} of the first keyword starting with it, or 0 for none. 256 KiB, of which the
+     * candidates touch only the few cache lines of real prefixes.
+     */
+    private final int[] prefixStart = new int[1 << 16];
+    /** Keyword indexes grouped by two-byte prefix, each group ended by -1. */
+    private final int[] byPrefix;
+    /**
+     * Per keyword, for an exact test of its first four bytes (little-endian) in one comparison:
+     * {@code (text | prefixFold) & prefixMask == prefix}, where {@code prefixFold} has 0x20 at the letter
+     * positions (A–Z and a–z both become a–z there; other bytes must be equal) and {@code prefixMask}
+     * covers the keyword's bytes.
+     */
+    private final int[] prefix;
+    private final int[] prefixFold;
+    private final int[] prefixMask;
+
+    /**
+     * Answers whether the vector scan can run here: the module is present (the caller checked) and the
+     * JVM offers 256-bit byte vectors on this CPU (AVX2 or better on x86).
+     */
+    static boolean supported() {
+        return ByteVector.SPECIES_PREFERRED.vectorBitSize() >= 256;
+    }
+
+    /**
+     * @param keywords distinct lowercase ASCII keywords of at least two bytes; index {@code k} is reported
+     *                 as keyword {@code k}
+     */
+    TeddyScan(List<byte[]> keywords) {
+        this.keywordBytes = keywords.toArray(new byte[0][]);
+        this.prefix = new int[keywordBytes.length];
+        this.prefixFold = new int[keywordBytes.length];
+        this.prefixMask = new int[keywordBytes.length];
+        java.util.Map<Integer, List<Integer>> groupsByPrefix = new java.util.TreeMap<>();
+        for (int k = 0; k < keywordBytes.length; k++) {
+            byte[] kw = keywordBytes[k];
+            int folded = 0;
+            for (int i = 0; i < Math.min(4, kw.length); i++) {
+                prefix[k] |= (kw[i] & 0xff) << (8 * i);
+                prefixMask[k] |= 0xff << (8 * i);
+                if (kw[i] >= 'a' && kw[i] <= 'z') {
+                    prefixFold[k] |= 0x20 << (8 * i);
+                }
+                folded |= ((kw[i] | 0x20) & 0xff) << (8 * i);
+            }
+            groupsByPrefix.computeIfAbsent(folded & 0xffff, x -> new ArrayList<>()).add(k);
+        }
+        this.byPrefix = new int[keywordBytes.length + groupsByPrefix.size()];
+        int at = 0;
+        for (var e : groupsByPrefix.entrySet()) {
+            prefixStart[e.getKey()] = at + 1;
+            for (int k : e.getValue()) {
+                byPrefix[at++] = k;
+            }
+            byPrefix[at++] = -1;
+        }
+        List<Group> groups = new ArrayList<>();
+        for (int k = 0; k < keywordBytes.length; k++) {
+            groups.add(Group.of(keywordBytes[k]));
+        }
+        // agglomerative grouping into BUCKETS: merge the pair whose union adds the least expected matches
+        while (groups.size() > BUCKETS) {
+            double best = Double.MAX_VALUE;
+            int bi = -1;
+            int bj = -1;
+            for (int i = 0; i < groups.size(); i++) {
+                for (int j = i + 1; j < groups.size(); j++) {
+                    Group a = groups.get(i);
+                    Group b = groups.get(j);
+                    double added = a.merge(b).cost() - a.cost() - b.cost();
+                    if (added < best) {
+                        best = added;
+                        bi = i;
+                        bj = j;
+                    }
+                }
+            }
+            groups.set(bi, groups.get(bi).merge(groups.get(bj)));
+            groups.remove(bj);
+        }
+        for (int j = 0; j < groups.size(); j++) {
+            Group g = groups.get(j);
+            int bank = j / 8;
+            byte bit = (byte) (1 << (j % 8));
+            for (int p = 0; p < FINGERPRINT; p++) {
+                for (int n = 0; n < 16; n++) {
+                    if ((g.lo[p] >>> n & 1) != 0) {
+                        tables[2 * (4 * bank + p)][n] |= bit;
+                    }
+                    if ((g.hi[p] >>> n & 1) != 0) {
+                        tables[2 * (4 * bank + p) + 1][n] |= bit;
+                    }
+                }
+            }
+        }
+        for (byte[] t : tables) {
+            System.arraycopy(t, 0, t, 16, 16);
+        }
+    }
+
+    /**
+     * Reports every keyword occurrence that starts at an index in {@code [from, p)} and ends at or before
+     * {@code limit}, where {@code p} is the returned index: the scan stops where fewer than
+     * {@value #STEP} start positions remain before {@code to} or where a step would read past the end of
+     * {@code buf} (bytes from {@code limit} to the end of the array are read but never reported). The
+     * caller scans {@code [p, to)} another way.
+     */
+    int scan(byte[] buf, int from, int to, int limit, KeywordPrefilter.HitSink sink) {
+        int end = Math.min(to, buf.length - (FINGERPRINT - 1)) - STEP;
+        int[] flaggedAt = new int[BATCH];
+        long[] flaggedLanes = new long[4 * BATCH];
+        int p = from;
+        while (p <= end) {
+            long r = steps(buf, p, end, flaggedAt, flaggedLanes);
+            p = (int) (r >>> 32);
+            int flagged = (int) r;
+            for (int f = 0; f < flagged; f++) {
+                int at = flaggedAt[f];
+                for (int q = 0; q < 4; q++) {
+                    long lanes = flaggedLanes[4 * f + q];
+                    while (lanes != 0) {
+                        int shift = Long.numberOfTrailingZeros(lanes) & ~7;
+                        lanes &= ~(0xffL << shift);
+                        verify(buf, at + 8 * q + (shift >>> 3), limit, sink);
+                    }
+                }
+            }
+        }
+        return p;
+    }
+
+    /** Flagged steps noted by {@link #steps} before their candidates are verified. */
+    private static final int BATCH = 64;
+
+    /**
+     * The vector loop from {@code p} while {@code p <= end}, or until {@value #BATCH} steps had
+     * candidates: notes each such step's position in {@code flaggedAt} and its lanes, as four
+     * little-endian longs whose non-zero bytes are the candidate positions, in {@code flaggedLanes}. Returns the next position in the upper 32 bits and the
+     * number of noted steps in the lower. It makes no calls: on JDK 17 a call inside the loop makes the
+     * JIT re-box the live table vectors, which cost more than the step.
+     */
+    private long steps(byte[] buf, int p, int end, int[] flaggedAt, long[] flaggedLanes) {
+        byte[][] t = tables;
+        ByteVector a0l = ByteVector.fromArray(SPECIES, t[0], 0);
+        ByteVector a0h = ByteVector.fromArray(SPECIES, t[1], 0);
+        ByteVector a1l = ByteVector.fromArray(SPECIES, t[2], 0);
+        ByteVector a1h = ByteVector.fromArray(SPECIES, t[3], 0);
+        ByteVector a2l = ByteVector.fromArray(SPECIES, t[4], 0);
+        ByteVector a2h = ByteVector.fromArray(SPECIES, t[5], 0);
+        ByteVector a3l = ByteVector.fromArray(SPECIES, t[6], 0);
+        ByteVector a3h = ByteVector.fromArray(SPECIES, t[7], 0);
+        ByteVector b0l = ByteVector.fromArray(SPECIES, t[8], 0);
+        ByteVector b0h = ByteVector.fromArray(SPECIES, t[9], 0);
+        ByteVector b1l = ByteVector.fromArray(SPECIES, t[10], 0);
+        ByteVector b1h = ByteVector.fromArray(SPECIES, t[11], 0);
+        ByteVector b2l = ByteVector.fromArray(SPECIES, t[12], 0);
+        ByteVector b2h = ByteVector.fromArray(SPECIES, t[13], 0);
+        ByteVector b3l = ByteVector.fromArray(SPECIES, t[14], 0);
+        ByteVector b3h = ByteVector.fromArray(SPECIES, t[15], 0);
+        int flagged = 0;
+        for (; p <= end; p += STEP) {
+            ByteVector v0 = ByteVector.fromArray(SPECIES, buf, p).or((byte) 0x20);
+            ByteVector v1 = ByteVector.fromArray(SPECIES, buf, p + 1).or((byte) 0x20);
+            ByteVector v2 = ByteVector.fromArray(SPECIES, buf, p + 2).or((byte) 0x20);
+            ByteVector v3 = ByteVector.fromArray(SPECIES, buf, p + 3).or((byte) 0x20);
+            ByteVector n0l = v0.and((byte) 0x0f);
+            ByteVector n0h = v0.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n1l = v1.and((byte) 0x0f);
+            ByteVector n1h = v1.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n2l = v2.and((byte) 0x0f);
+            ByteVector n2h = v2.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n3l = v3.and((byte) 0x0f);
+            ByteVector n3h = v3.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector ra = n0l.selectFrom(a0l).and(n0h.selectFrom(a0h))
+                    .and(n1l.selectFrom(a1l)).and(n1h.selectFrom(a1h))
+                    .and(n2l.selectFrom(a2l)).and(n2h.selectFrom(a2h))
+                    .and(n3l.selectFrom(a3l)).and(n3h.selectFrom(a3h));
+            ByteVector rb = n0l.selectFrom(b0l).and(n0h.selectFrom(b0h))
+                    .and(n1l.selectFrom(b1l)).and(n1h.selectFrom(b1h))
+                    .and(n2l.selectFrom(b2l)).and(n2h.selectFrom(b2h))
+                    .and(n3l.selectFrom(b3l)).and(n3h.selectFrom(b3h));
+            if (ra.or(rb).compare(VectorOperators.NE, (byte) 0).anyTrue()) {
+                // stored as longs: on JDK 17 a vector store is cheap, while VectorMask.toLong() and lane()
+                // are not intrinsics for these shapes and cost more than the whole step
+                ra.or(rb).reinterpretAsLongs().intoArray(flaggedLanes, 4 * flagged);
+                flaggedAt[flagged] = p;
+                if (++flagged == BATCH) {
+                    p += STEP;
+                    break;
+                }
+            }
+        }
+        return (long) p << 32 | flagged;
+    }
+
+    /** Reports the keywords that occur at {@code start}; {@code buf[start, start + 4)} exists. */
+    private void verify(byte[] buf, int start, int limit, KeywordPrefilter.HitSink sink) {
+        int text = (buf[start] & 0xff) | (buf[start + 1] & 0xff) << 8 | (buf[start + 2] & 0xff) << 16
+                | (buf[start + 3] & 0xff) << 24;
+        int i = prefixStart[(text | 0x2020) & 0xffff] - 1;
+        if (i < 0) {
+            return;
+        }
+        for (int k = byPrefix[i]; k >= 0; k = byPrefix[++i]) {
+            if (((text | prefixFold[k]) & prefixMask[k]) != prefix[k]) {
+                continue;
+            }
+            byte[] kw = keywordBytes[k];
+            int end = start + kw.length;
+            if (end <= limit && (kw.length <= 4 || KeywordPrefilter.matchesAt(buf, start, kw, 4))) {
+                sink.hit(k, end);
+            }
+        }
+    }
+
+    /** Keywords sharing a bucket and the nibble sets their fingerprints admit at each position. */
+    private record Group(int[] lo, int[] hi, double cost) {
+
+        static Group of(byte[] kw) {
+            int[] lo = new int[FINGERPRINT];
+            int[] hi = new int[FINGERPRINT];
+            for (int p = 0; p < FINGERPRINT; p++) {
+                if (p < kw.length) {
+                    int f = (kw[p] | 0x20) & 0xff;
+                    lo[p] = 1 << (f & 15);
+                    hi[p] = 1 << (f >>> 4);
+                } else {
+                    lo[p] = 0xffff;
+                    hi[p] = 0xffff;
+                }
+            }
+            return new Group(lo, hi, cost(lo, hi));
+        }
+
+        Group merge(Group o) {
+            int[] lo = new int[FINGERPRINT];
+            int[] hi = new int[FINGERPRINT];
+            for (int p = 0; p < FINGERPRINT; p++) {
+                lo[p] = this.lo[p] | o.lo[p];
+                hi[p] = this.hi[p] | o.hi[p];
+            }
+            return new Group(lo, hi, cost(lo, hi));
+        }
+
+        /** Estimated probability that a text position matches this fingerprint. */
+        private static double cost(int[] lo, int[] hi) {
+            double c = 1;
+            for (int p = 0; p < FINGERPRINT; p++) {
+                double w = 0;
+                for (int h = 0; h < 16; h++) {
+                    if ((hi[p] >>> h & 1) == 0) {
+                        continue;
+                    }
+                    for (int l = 0; l < 16; l++) {
+                        if ((lo[p] >>> l & 1) != 0) {
+                            w += FOLDED_FREQUENCY[h << 4 | l];
+                        }
+                    }
+                }
+                c *= Math.min(1, w);
+            }
+            return c;
+        }
+    }
+
+    /** Estimated frequency of each folded byte value ({@code b | 0x20}) in prompts: prose, code, logs. */
+    private static final double[] FOLDED_FREQUENCY = new double[256];
+
+    static {
+        String letters = "etaoinshrdlcumwfgypbvkjxqz";
+        for (int b = 0; b < 256; b++) {
+            int lower = b >= 'A' && b <= 'Z' ? b + 32 : b;
+            double f;
+            int i = letters.indexOf(lower);
+            if (i >= 0) {
+                f = 0.045 * Math.pow(0.86, i);
+            } else if (b == ' ') {
+                f = 0.12;
+            } else if (b >= '0' && b <= '9') {
+                f = 0.005;
+            } else if (b == '\n' || b == '_' || b == '.' || b == '(' || b == ')' || b == '"' || b == ',') {
+                f = 0.01;
+            } else if (b < 128) {
+                f = 0.002;
+            } else {
+                f = 0.0005;
+            }
+            FOLDED_FREQUENCY[(b | 0x20) & 0xff] += f;
+        }
+    }
+}
