@@ -37,11 +37,16 @@ public final class BuiltinDetectors {
         return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false);
     }
 
-    /** A labelled detector whose pattern is {@code label name-chars quote? spaces (:|=) ...}. */
+    /**
+     * A labelled detector whose pattern is {@code label name-chars quote? spaces (:|=) ...}; with
+     * {@code identifiersRejected}, its validator rejects every code identifier, so the precheck may too
+     * (see {@link Precheck#assignment(int, int, boolean)}).
+     */
     private static Detector assignment(String id, String description, List<String> keywords, String regex, int maxLength,
-                                       double minEntropy, Predicate<String> validator, int maxNameChars, int minValueChars) {
+                                       double minEntropy, Predicate<String> validator, int maxNameChars, int minValueChars,
+                                       boolean identifiersRejected) {
         return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false,
-                Precheck.assignment(maxNameChars, minValueChars));
+                Precheck.assignment(maxNameChars, minValueChars, identifiersRejected));
     }
 
     /** At {@code ://}: user chars, then ':' within 64 characters, as the pattern needs. */
@@ -86,7 +91,7 @@ public final class BuiltinDetectors {
             List.of("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
             "(?i:(?:aws_?)?secret_?access_?key|secret-access-key|aws_secret(?:_key)?)"
                     + "\\\\?[\"']?\\s{0,4}+(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-            96, 3.0, null, 24, 40);
+            96, 3.0, null, 24, 40, false);
 
     /**
      * Amazon Bedrock API key: long-term keys start with ABSK followed by base64; short-term keys start
@@ -475,7 +480,7 @@ public final class BuiltinDetectors {
             List.of("password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "token"),
             "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}+\\\\?[\"']?\\s{0,4}+"
                     + "(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{7,127}[^\\s\"'`,;(){}\\[\\]<>$\\\\.])",
-            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s), 45, 8);
+            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s), 45, 8, true);
 
     private static final List<Detector> ALL = List.of(
             AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_BEDROCK_API_KEY,

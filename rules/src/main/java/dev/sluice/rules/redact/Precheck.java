@@ -34,6 +34,18 @@ public interface Precheck {
      * {@code \s{0,4}+\\?["']?} then characters of that set (or a subset of it) after the assignment.
      */
     static Precheck assignment(int maxNameChars, int minValueChars) {
+        return assignment(maxNameChars, minValueChars, false);
+    }
+
+    /**
+     * As {@link #assignment(int, int)}; with {@code identifierValuesRejected} it also answers false when
+     * the value is a dotted code identifier ({@code os.environ.get}, {@code settings.api_key}: letters and
+     * underscores, single dots between them, at most 17 parts, under 128 characters) that ends before
+     * {@code limit}. Sound only for detectors whose validator rejects every such secret, as
+     * {@link BuiltinDetectors#GENERIC_SECRET}'s does: its pattern's secret is then a prefix of that
+     * identifier, itself an identifier.
+     */
+    static Precheck assignment(int maxNameChars, int minValueChars, boolean identifierValuesRejected) {
         return (text, start, limit) -> {
             int i = start;
             int nameEnd = Math.min(limit, start + maxNameChars);
@@ -65,8 +77,50 @@ public interface Precheck {
             }
             // ":=" and "=>" may be one operator or ':' / '=' followed by a value starting with '=' / '>'
             boolean two = (op == ':' && text[j] == '=') || (op == '=' && text[j] == '>');
-            return valueFollows(text, j, limit, minValueChars) || (two && valueFollows(text, j + 1, limit, minValueChars));
+            return value(text, j, limit, minValueChars, identifierValuesRejected)
+                    || (two && value(text, j + 1, limit, minValueChars, identifierValuesRejected));
         };
+    }
+
+    private static boolean value(byte[] text, int i, int limit, int minValueChars, boolean identifierValuesRejected) {
+        return valueFollows(text, i, limit, minValueChars)
+                && !(identifierValuesRejected && identifierValue(text, valueStart(text, i, limit), limit));
+    }
+
+    /** Skips up to four spaces, an optional backslash and an optional quote, as {@link #valueFollows}. */
+    private static int valueStart(byte[] text, int i, int limit) {
+        for (int k = 0; k < 4 && i < limit && isSpace(text[i]); k++) {
+            i++;
+        }
+        if (i < limit && text[i] == '\\') {
+            i++;
+        }
+        if (i < limit && (text[i] == '"' || text[i] == '\'')) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * Answers whether the run of value characters at {@code i} is a dotted identifier that ends (at a
+     * non-value character) before {@code limit} and within 128 characters.
+     */
+    private static boolean identifierValue(byte[] text, int i, int limit) {
+        int end = Math.min(limit, i + 128);
+        int parts = 1;
+        boolean partStart = true;
+        for (; i < end; i++) {
+            byte b = text[i];
+            if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '_') {
+                partStart = false;
+            } else if (b == '.' && !partStart) {
+                partStart = true;
+                parts++;
+            } else {
+                return !partStart && parts <= 17 && !isValueChar(b);
+            }
+        }
+        return false;
     }
 
     /** Skips up to four spaces, an optional backslash and quote; answers whether {@code n} value characters follow. */

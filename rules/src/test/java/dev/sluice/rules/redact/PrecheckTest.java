@@ -11,9 +11,10 @@ import org.junit.jupiter.api.Test;
 class PrecheckTest {
 
     /**
-     * The assignment prechecks never answer false where their detector's pattern matches at the keyword:
-     * random assignments built from the characters the patterns care about (operators, spaces, quotes,
-     * backslashes, value characters and excluded ones), at every available length.
+     * The assignment prechecks never answer false where their detector reports a secret at the keyword
+     * (its pattern matches and its gates accept the secret): random assignments built from the characters
+     * the patterns care about (operators, spaces, quotes, backslashes, value characters and excluded
+     * ones, dotted identifiers), at every available length.
      */
     @Test
     void assignmentPrecheckIsSoundForItsDetectors() {
@@ -22,7 +23,7 @@ class PrecheckTest {
             "=", "a", "Z", "9", "/", "+", "_", "-", "x7Hq", "Kp2Zr8", "A1b2C3d4E5f6G7h8", "~", "\u00e9"};
         for (Detector d : List.of(BuiltinDetectors.GENERIC_SECRET, BuiltinDetectors.AWS_SECRET_ACCESS_KEY)) {
             int matched = 0;
-            for (int round = 0; round < 40_000; round++) {
+            for (int round = 0; round < 60_000; round++) {
                 String label = d.keywords().get(random.nextInt(d.keywords().size()));
                 StringBuilder b = new StringBuilder(label);
                 if (random.nextBoolean()) {
@@ -33,8 +34,9 @@ class PrecheckTest {
                     b.append(pieces[random.nextInt(pieces.length)]);
                 }
                 int valueLength = random.nextInt(3) == 0 ? 40 : random.nextInt(12);
+                String alphabet = random.nextInt(3) > 0 ? "aB3/+xY9kQ7mZ5" : "abcdXYZW_.";
                 for (int k = 0; k < valueLength; k++) {
-                    b.append("aB3/+xY9".charAt(random.nextInt(8)));
+                    b.append(alphabet.charAt(random.nextInt(alphabet.length())));
                 }
                 if (random.nextBoolean()) {
                     b.append(pieces[random.nextInt(pieces.length)]);
@@ -42,7 +44,7 @@ class PrecheckTest {
                 String s = b.toString();
                 byte[] text = s.getBytes(StandardCharsets.ISO_8859_1);
                 Matcher m = d.pattern().matcher(s);
-                if (!m.lookingAt()) {
+                if (!m.lookingAt() || !d.accepts(m.group(d.secretGroup()))) {
                     continue;
                 }
                 matched++;
@@ -66,5 +68,23 @@ class PrecheckTest {
         }
         byte[] ok = "password := \"Xk29fjQ1\"".getBytes(StandardCharsets.US_ASCII);
         assertThat(p.mayMatch(ok, 0, ok.length)).isTrue();
+    }
+
+    @Test
+    void genericSecretPrecheckRejectsIdentifierValuesOnlyWhereTheValidatorWould() {
+        Precheck generic = BuiltinDetectors.GENERIC_SECRET.precheck();
+        for (String s : List.of("API_KEY = os.environ.get(\"SERVICE_API_KEY\")", "token: settings.api_token,",
+                "secret=\"config.secret_value\"")) {
+            byte[] text = s.getBytes(StandardCharsets.US_ASCII);
+            assertThat(generic.mayMatch(text, 0, text.length)).as(s).isFalse();
+        }
+        // a digit, a value cut by the end of the available text, a trailing dot: not known to be identifiers
+        for (String s : List.of("API_KEY = os.environ2.get(", "API_KEY = os.environ.get", "token: settings.api.token.,")) {
+            byte[] text = s.getBytes(StandardCharsets.US_ASCII);
+            assertThat(generic.mayMatch(text, 0, text.length)).as(s).isTrue();
+        }
+        // the AWS secret key's validator does not reject identifiers, so neither does its precheck
+        byte[] aws = "aws_secret = abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN;".getBytes(StandardCharsets.US_ASCII);
+        assertThat(BuiltinDetectors.AWS_SECRET_ACCESS_KEY.precheck().mayMatch(aws, 0, aws.length)).isTrue();
     }
 }
