@@ -950,9 +950,10 @@ public final class PolicyLoader {
                             continue;
                         }
                         String lower = kw.toLowerCase(Locale.ROOT);
-                        if (lower.length() < 2 || lower.length() > 64 || !lower.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+                        if (lower.length() < 2 || lower.length() > 64
+                                || !lower.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '"' && c != '\\')) {
                             error(k.loc(), path + ".keywords[" + i + "]: " + kw
-                                    + " (expected: 2..64 printable ASCII characters without spaces)");
+                                    + " (expected: 2..64 printable ASCII characters without spaces, quotes or backslashes)");
                         } else if (!keywords.contains(lower)) {
                             keywords.add(lower);
                         }

@@ -28,7 +28,9 @@ import java.util.regex.Pattern;
  * @param id stable name used in {@code [REDACTED:<id>]}, audit records and metrics labels;
  *           {@code [a-z0-9][a-z0-9-]{0,63}}
  * @param description one line, for {@code sluice check} and docs
- * @param keywords lowercase ASCII strings, at least one, each 2..64 bytes
+ * @param keywords lowercase printable ASCII strings without {@code "} or a backslash (so that a keyword in
+ *                 JSON text is written literally or with {@code &#92;u} / {@code \/} escapes, see
+ *                 {@link StreamingRedactor}), at least one, each 2..64 bytes
  * @param pattern the format
  * @param secretGroup capture group holding the secret (the part replaced), 0 for the whole match
  * @param minEntropy minimum Shannon entropy of the secret in bits per character; 0 for no gate
@@ -66,8 +68,9 @@ public record Detector(String id, String description, List<String> keywords, Pat
             throw new IllegalArgumentException(id + ": keywords: empty (expected: at least one keyword)");
         }
         for (String k : keywords) {
-            if (k.length() < 2 || k.length() > 64 || !k.equals(k.toLowerCase(Locale.ROOT)) || !isAscii(k)) {
-                throw new IllegalArgumentException(id + ": keyword \"" + k + "\" (expected: 2..64 lowercase ASCII characters)");
+            if (k.length() < 2 || k.length() > 64 || !k.equals(k.toLowerCase(Locale.ROOT)) || !isKeywordText(k)) {
+                throw new IllegalArgumentException(id + ": keyword \"" + k
+                        + "\" (expected: 2..64 lowercase printable ASCII characters, no quote or backslash)");
             }
         }
         int groups = pattern.matcher("").groupCount();
@@ -136,9 +139,10 @@ public record Detector(String id, String description, List<String> keywords, Pat
         return h / Math.log(2);
     }
 
-    private static boolean isAscii(String s) {
+    private static boolean isKeywordText(String s) {
         for (int i = 0; i < s.length(); i++) {
-            if (s.charAt(i) >= 0x80) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
                 return false;
             }
         }

@@ -22,7 +22,7 @@ public final class DetectorSet {
 
     private DetectorSet(List<Detector> detectors) {
         this.detectors = List.copyOf(detectors);
-        this.prefilter = KeywordPrefilter.of(this.detectors);
+        this.prefilter = KeywordPrefilter.of(this.detectors, StreamingRedactor.JSON_ESCAPE_TRIGGERS);
         int maxLen = 0;
         int maxBefore = 0;
         for (Detector d : this.detectors) {
@@ -59,7 +59,10 @@ public final class DetectorSet {
         return detectors;
     }
 
-    /** Returns the keyword automaton. */
+    /**
+     * Returns the keyword scan: the detectors' keywords, then {@link StreamingRedactor#JSON_ESCAPE_TRIGGERS}
+     * (which belong to no detector).
+     */
     public KeywordPrefilter prefilter() {
         return prefilter;
     }
@@ -70,9 +73,9 @@ public final class DetectorSet {
     }
 
     /**
-     * Returns how many bytes at the end of the decoded input a redactor holds back when no keyword is
+     * Returns how many bytes at the end of plain-text input a redactor holds back when no keyword is
      * pending: the longest keyword plus the furthest a match may start before its keyword plus a small
-     * look-behind context.
+     * look-behind context. (JSON input holds back more: see {@link StreamingRedactor}.)
      */
     public int holdbackBytes() {
         return holdback;

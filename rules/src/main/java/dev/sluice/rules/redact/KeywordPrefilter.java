@@ -103,6 +103,18 @@ public final class KeywordPrefilter {
      * the two).
      */
     static KeywordPrefilter of(List<Detector> detectors, boolean vector) {
+        return of(detectors, List.of(), vector);
+    }
+
+    /**
+     * As {@link #of(List)}, with {@code extraKeywords} (lowercase ASCII, at least two bytes, distinct from
+     * the detectors' keywords) reported after the detectors' keywords, for no detector.
+     */
+    static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords) {
+        return of(detectors, extraKeywords, VECTOR_AVAILABLE);
+    }
+
+    private static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords, boolean vector) {
         Objects.requireNonNull(detectors, "detectors");
         Map<String, List<Integer>> byKeyword = new LinkedHashMap<>();
         for (int d = 0; d < detectors.size(); d++) {
@@ -111,6 +123,11 @@ public final class KeywordPrefilter {
                 if (!ds.contains(d)) {
                     ds.add(d);
                 }
+            }
+        }
+        for (String extra : extraKeywords) {
+            if (byKeyword.putIfAbsent(extra, List.of()) != null) {
+                throw new IllegalArgumentException("extra keyword " + extra + " is a detector's keyword");
             }
         }
         List<String> keywords = new ArrayList<>(byKeyword.keySet());
@@ -229,6 +246,23 @@ public final class KeywordPrefilter {
                 sink.hit(k, e);
             }
         });
+    }
+
+    /**
+     * Returns the first index {@code i} in {@code [from, to)} where {@code a[i]} is {@code "}, skipping
+     * quotes right after a single backslash (escaped; a quote after two or more backslashes is returned),
+     * or {@code to}: the caller checks the escape parity. With vectors when the vector scan runs.
+     */
+    int indexOfQuote(byte[] a, int from, int to) {
+        if (teddy != null) {
+            return TeddyScan.indexOfQuote(a, from, to);
+        }
+        for (int i = from; i < to; i++) {
+            if (a[i] == '"' && (i < 2 || a[i - 1] != '\\' || a[i - 2] == '\\')) {
+                return i;
+            }
+        }
+        return to;
     }
 
     /** Answers whether the vector scan runs (see the class comment). */

@@ -30,31 +30,48 @@ import java.util.regex.Matcher;
  * buffer it and recompute {@code Content-Length}.
  *
  * <h2>How it scans</h2>
- * Bytes are (for {@link BodyFormat#JSON}) decoded: the content of JSON strings is unescaped, so a secret
- * written as {@code sk-ant-api03&#92;u002d...} or a PEM key with {@code \n} escapes is seen as it is. The
- * decoded bytes pass once through the {@link KeywordPrefilter}; each keyword occurrence of a detector
+ * The bytes pass once through the {@link KeywordPrefilter}; each keyword occurrence of a detector
  * becomes a pending hit, and the detector's pattern runs only on the region around it (starting at the
- * keyword, or at most {@link Detector#maxCharsBeforeKeyword()} before it, and at most
- * {@link Detector#maxLength()} long), once that region has fully arrived. No pattern ever scans text
- * without one of its keywords.
+ * keyword, or at most {@link Detector#maxCharsBeforeKeyword()} characters before it, and at most
+ * {@link Detector#maxLength()} characters long), once that region has fully arrived. No pattern ever
+ * scans text without one of its keywords.
+ *
+ * <p>For {@link BodyFormat#JSON}, patterns and prechecks see <em>decoded</em> text: JSON escapes are
+ * undone, so a secret written as {@code sk-ant-api03&#92;u002d...} or a PEM key with {@code \n} escapes
+ * is seen as it is. The body is not decoded as a whole, which would cost more than the scan itself:
+ * <ul>
+ *   <li>the keyword scan runs on the raw bytes. Keywords never contain a quote, a backslash or a control
+ *       character, so a keyword occurrence in the decoded text is either written literally in the raw
+ *       bytes or contains a character written as {@code &#92;uXXXX} or {@code \/}. Those two escapes are
+ *       scanned for too (as {@link #JSON_ESCAPE_TRIGGERS}); around them a small window is decoded and
+ *       scanned for keywords that contain an escaped character. Runs of such escapes (text in a
+ *       non-Latin script sent with {@code ensure_ascii}) are decoded as one window;</li>
+ *   <li>each hit's region is decoded into a small window, with the raw offsets of every decoded byte,
+ *       and the pattern runs there; a match is mapped back to the raw bytes it came from (whole escapes);
+ *   <li>a precheck at a raw hit runs on the raw bytes up to the first backslash (where raw and decoded
+ *       text are the same), and again on the decoded window before the pattern.</li>
+ * </ul>
+ * Every backslash is read as the start of an escape, inside strings or not (valid JSON has none outside
+ * strings); an escape that JSON does not define is kept as a literal backslash. String boundaries
+ * (unescaped quotes) are tracked as output is released, for the replacement rules below.
  *
  * <h2>Carry-over window and memory</h2>
- * Bytes are released only when no match can still cover them: the last
- * {@link DetectorSet#holdbackBytes()} decoded bytes (longest keyword + furthest look-back + 16, about
- * 300 bytes for the built-ins) are always held back, and while a hit is pending everything from its
- * region start is held back — at most {@link DetectorSet#maxMatchLength()} + the look-back (13,200
- * bytes for a PEM key, the longest built-in). A credential split across chunks at any offset is
- * therefore found. Input is processed in slices of at most 32 KiB, so the retained state is bounded for
- * any body size: about 2 × (window + slice) bytes of buffers in plain mode; in JSON mode also the raw
- * bytes behind the window (up to 6 raw bytes per decoded byte for {@code &#92;uXXXX} escapes) and one small
- * anchor per escape or string quote in the window.
+ * Bytes are released only when no match can still cover them: the last raw bytes are always held back —
+ * for plain text the longest keyword plus the furthest look-back plus 16 ({@link DetectorSet#holdbackBytes()},
+ * about 300 bytes for the built-ins); for JSON up to {@value #JSON_EXPANSION} raw bytes per decoded
+ * character (an {@code &#92;uXXXX} escape), about 7 × (longest keyword) + 6 × look-back + 28. While a hit
+ * is pending everything from its region start is held back too — at most
+ * {@link DetectorSet#maxMatchLength()} characters + the look-back (13,200 for a PEM key, the longest
+ * built-in), times {@value #JSON_EXPANSION} raw bytes per character in JSON. A credential split across
+ * chunks at any offset is therefore found. Input is processed in slices of at most 32 KiB, so the
+ * retained state is bounded for any body size.
  *
  * <h2>Actions</h2>
  * <ul>
  *   <li>{@link RedactionAction#REDACT}: output is the body with secrets replaced. In JSON mode a
  *       replacement is made inside the JSON string that held the secret (its raw, escaped span is
- *       replaced, so the output stays valid JSON); a match that spans string boundaries keeps the JSON
- *       punctuation between the strings.</li>
+ *       replaced, so the output stays valid JSON); a match that spans string boundaries keeps the quotes
+ *       and the JSON punctuation between the strings.</li>
  *   <li>{@link RedactionAction#BLOCK}: output as for REDACT until the first match; from then on
  *       {@link #blocked()} is true and nothing more is returned, so no byte of a secret is released. The
  *       caller answers 403 {@code credential_detected} (and aborts any upstream request already
@@ -65,63 +82,79 @@ import java.util.regex.Matcher;
  */
 public final class StreamingRedactor {
 
+    /**
+     * Extra keywords the {@link KeywordPrefilter} of a {@link DetectorSet} reports after the detectors'
+     * own: the JSON escapes that can stand for a keyword character ({@code &#92;u} and {@code \/}).
+     */
+    static final List<String> JSON_ESCAPE_TRIGGERS = List.of("\\u", "\\/");
+    /** Most raw bytes of JSON per decoded byte: {@code &#92;uXXXX} decoding to one byte. */
+    static final int JSON_EXPANSION = 6;
     /** Bytes after a keyword's start that a {@link Precheck} may look at when run at the hit itself. */
     private static final int PRECHECK_LOOKAHEAD = 256;
     /** Largest number of input bytes processed in one step. */
     static final int SLICE_BYTES = 32 * 1024;
+    /** Largest raw span decoded at once around a run of escape triggers. */
+    private static final int TRIGGER_WINDOW_BYTES = 16 * 1024;
     private static final byte[] EMPTY = new byte[0];
 
     private final List<Detector> detectors;
     private final Detector[] detectorArray;
     private final KeywordPrefilter prefilter;
+    /** Keyword indexes at or above this are {@link #JSON_ESCAPE_TRIGGERS}. */
+    private final int detectorKeywords;
     private final RedactionAction action;
     private final long maxBodyBytes;
     private final boolean json;
+    /** Raw bytes per decoded byte at most: 1, or {@link #JSON_EXPANSION}. */
+    private final int expansion;
+    private final int maxKeyword;
+    private final int maxBefore;
+    /** Raw bytes always held back at the end of the input. */
     private final int holdback;
     private final byte[][] replacements;
     private final Matcher[] matchers;
     private final Latin1 view = new Latin1();
     private final KeywordPrefilter.HitSink sink = this::onHit;
 
-    // raw input: raw[0] is absolute raw offset rawBase
+    // raw input: raw[0] is absolute offset rawBase
     private byte[] raw = new byte[SLICE_BYTES + 1024];
     private int rawLen;
     private long rawBase;
-    private long rawDecoded;
-    // decoded text: the same array as raw in plain mode
-    private byte[] dec;
-    private int decLen;
-    private long decBase;
+    /** Keyword starts before this absolute offset have been scanned. */
     private long scanned;
+    /** JSON: whether raw[0] follows an escaping backslash (the run of backslashes before it was odd). */
+    private boolean baseEscaped;
 
-    // JSON state and anchors (escapes and structural quotes), absolute offsets
-    private boolean inString;
-    private long[] aDec = new long[64];
-    private long[] aRaw = new long[64];
-    private int[] aDecLen = new int[64];
-    private int[] aRawLen = new int[64];
-    private byte[] aKind = new byte[64];
-    private int aCount;
-    private long mapDec0;
-    private long mapRaw0;
-    private boolean baseInString;
-    private static final byte ESCAPE = 0;
-    private static final byte QUOTE_OPEN = 1;
-    private static final byte QUOTE_CLOSE = 2;
-
-    // pending keyword hits
+    // pending keyword hits: detector, absolute raw offset of the keyword
     private int[] hitDet = new int[16];
     private long[] hitStart = new long[16];
     private int hitCount;
 
-    // found matches not yet released, sorted by start (decoded offsets)
+    // JSON escape triggers not yet examined: absolute raw offset of the backslash, ascending
+    private long[] triggers = new long[16];
+    private int triggerCount;
+
+    // found matches not yet released: absolute raw offsets, sorted by start, not overlapping
     private long[] mStart = new long[8];
     private long[] mEnd = new long[8];
     private int[] mDet = new int[8];
     private int mCount;
 
+    // JSON string state: whether the byte at absolute offset quotesTo is inside a string
+    private long quotesTo;
+    private boolean inString;
+
+    // decoded window (JSON): win[0, winLen) decoded from raw bytes, described by segments: segment j starts
+    // at decoded index segDec[j] and raw index segRaw[j]; segRawLen[j] is 0 for a run of literal bytes
+    // (one raw byte each) or the raw length of one escape (all its decoded bytes come from the whole escape)
+    private byte[] win = new byte[1024];
+    private int winLen;
+    private int[] segDec = new int[64];
+    private int[] segRaw = new int[64];
+    private byte[] segRawLen = new byte[64];
+    private int segCount;
+
     private long rawEmitted;
-    private long decEmitted;
     private final long[] counts;
     private boolean blocked;
     private boolean finished;
@@ -143,16 +176,29 @@ public final class StreamingRedactor {
         this.detectors = set.detectors();
         this.detectorArray = detectors.toArray(new Detector[0]);
         this.prefilter = set.prefilter();
+        this.detectorKeywords = prefilter.keywords().size() - JSON_ESCAPE_TRIGGERS.size();
         this.maxBodyBytes = maxBodyBytes;
         this.json = format == BodyFormat.JSON;
-        this.holdback = set.holdbackBytes();
+        this.expansion = json ? JSON_EXPANSION : 1;
+        int kw = 0;
+        int before = 0;
+        for (Detector d : detectors) {
+            before = Math.max(before, d.maxCharsBeforeKeyword());
+            for (String k : d.keywords()) {
+                kw = Math.max(kw, k.length());
+            }
+        }
+        this.maxKeyword = kw;
+        this.maxBefore = before;
+        // JSON: a keyword found through an escape trigger starts up to 6 × (kw - 1) raw bytes before the
+        // trigger, which itself may lie in the last kw - 1 bytes not yet scanned
+        this.holdback = json ? 7 * kw + JSON_EXPANSION * before + DetectorSet.CONTEXT_BYTES + 12 : set.holdbackBytes();
         this.replacements = new byte[detectors.size()][];
         for (int i = 0; i < detectors.size(); i++) {
             replacements[i] = ("[REDACTED:" + detectors.get(i).id() + "]").getBytes(StandardCharsets.US_ASCII);
         }
         this.matchers = new Matcher[detectors.size()];
         this.counts = new long[detectors.size()];
-        this.dec = json ? new byte[SLICE_BYTES + 1024] : raw;
     }
 
     /**
@@ -167,7 +213,7 @@ public final class StreamingRedactor {
     public byte[] feed(byte[] chunk, int off, int len) throws BodyTooLargeException {
         Objects.checkFromIndexSize(off, len, chunk.length);
         admit(len);
-        int start = outLen = 0;
+        outLen = 0;
         produce = action != RedactionAction.REPORT;
         for (int p = off; p < off + len; ) {
             int n = Math.min(SLICE_BYTES, off + len - p);
@@ -181,7 +227,7 @@ public final class StreamingRedactor {
             bytesOut += len;
             return off == 0 && len == chunk.length ? chunk : Arrays.copyOfRange(chunk, off, off + len);
         }
-        return takeOutput(start);
+        return takeOutput();
     }
 
     /** Same as {@link #feed(byte[], int, int)} for the whole array. */
@@ -213,7 +259,7 @@ public final class StreamingRedactor {
             bytesOut += len;
             return copy;
         }
-        return takeOutput(0);
+        return takeOutput();
     }
 
     /**
@@ -228,7 +274,7 @@ public final class StreamingRedactor {
         outLen = 0;
         produce = action != RedactionAction.REPORT;
         step(true);
-        return action == RedactionAction.REPORT ? EMPTY : takeOutput(0);
+        return action == RedactionAction.REPORT ? EMPTY : takeOutput();
     }
 
     /** Answers whether a BLOCK-mode redactor has seen a credential (the caller answers 403). */
@@ -278,8 +324,8 @@ public final class StreamingRedactor {
 
     /** Returns the bytes of buffers this redactor holds (capacity, not content): its memory bound at work. */
     public long retainedBytes() {
-        long n = raw.length + out.length + (json ? dec.length : 0);
-        n += aDec.length * 25L + hitDet.length * 12L + mStart.length * 20L;
+        long n = raw.length + out.length + win.length + 9L * segDec.length;
+        n += hitDet.length * 12L + triggers.length * 8L + mStart.length * 20L;
         return n;
     }
 
@@ -297,20 +343,15 @@ public final class StreamingRedactor {
     }
 
     private void step(boolean finishing) {
-        if (json) {
-            decodeJson(finishing);
-        } else {
-            dec = raw;
-            decBase = rawBase;
-            decLen = rawLen;
-            rawDecoded = rawBase + rawLen;
+        // keyword starts are scanned up to where the longest keyword still fits in the input; the rest
+        // waits for the next step (or the end of the body)
+        int from = (int) (scanned - rawBase);
+        int to = finishing ? rawLen : Math.max(from, rawLen - (maxKeyword - 1));
+        prefilter.scan(raw, from, to, rawLen, sink);
+        scanned = rawBase + to;
+        if (triggerCount > 0) {
+            examineTriggers(finishing);
         }
-        // keyword starts are scanned up to where the longest keyword still fits in the decoded text; the
-        // rest waits for the next step (or the end of the body)
-        int from = (int) (scanned - decBase);
-        int to = finishing ? decLen : Math.max(from, decLen - (prefilter.maxKeywordLength() - 1));
-        prefilter.scan(dec, from, to, decLen, sink);
-        scanned = decBase + to;
         if (hitCount > 0) {
             resolve(finishing);
         }
@@ -318,9 +359,55 @@ public final class StreamingRedactor {
         compact();
     }
 
+    /** A keyword (or, in JSON, an escape trigger) in the raw bytes: {@code raw[end - length, end)}. */
     private void onHit(int keyword, int endExclusive) {
         int start = endExclusive - prefilter.keywordLength(keyword);
-        boolean wordStart = start == 0 || !isAlnum(dec[start - 1]);
+        if (keyword >= detectorKeywords) {
+            if (json) {
+                addTrigger(rawBase + start);
+            }
+            return;
+        }
+        boolean decisive = start + PRECHECK_LOOKAHEAD <= rawLen;
+        if (!json) {
+            addHit(keyword, start, start == 0 ? ' ' : raw[start - 1], raw, start, rawLen, decisive, false);
+            return;
+        }
+        int wordBefore;
+        if (start >= 8 && noBackslashInSixBefore(start)) {
+            // no escape can reach the keyword's first byte or the byte before it: both are literal
+            wordBefore = raw[start - 1];
+        } else {
+            if (escapeStart(start) != start) {
+                return; // starts inside an escape: the decoded text has no keyword here
+            }
+            wordBefore = decodedByteBefore(start);
+        }
+        // the raw bytes are the decoded text up to the first backslash: a precheck that needs more answers
+        // true there, and the hit then waits for the check on decoded text in resolve
+        int limit = Math.min(rawLen, start + PRECHECK_RAW_BYTES);
+        addHit(keyword, start, wordBefore, raw, start, indexOfBackslash(raw, start, limit), decisive, false);
+    }
+
+    /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */
+    private static final int PRECHECK_RAW_BYTES = 64;
+    private static final long TOP_SIX_BYTES = 0xFFFFFFFFFFFF0000L;
+
+    /** Answers whether {@code raw[i - 6, i)} holds no backslash ({@code i >= 8}). */
+    private boolean noBackslashInSixBefore(int i) {
+        long x = (long) LONGS.get(raw, i - 8) ^ BACKSLASHES;
+        return ((x - ONES) & ~x & HIGHS & TOP_SIX_BYTES) == 0;
+    }
+
+    /**
+     * Records the detectors of {@code keyword} at raw index {@code rawStart} that pass their word-start
+     * condition and precheck; the precheck runs on {@code text[at, limit)} when {@code decisive}. With
+     * {@code dedupe}, a hit already pending for the same detector and offset is not added again (a keyword
+     * with two escaped characters is found from both triggers).
+     */
+    private void addHit(int keyword, int rawStart, int wordBefore, byte[] text, int at, int limit, boolean decisive,
+                        boolean dedupe) {
+        boolean wordStart = !isAlnum(wordBefore);
         for (int d : prefilter.detectorsOf(keyword)) {
             Detector det = detectorArray[d];
             if (!wordStart && det.keywordAtWordStart()) {
@@ -328,7 +415,11 @@ public final class StreamingRedactor {
             }
             // run the precheck now when its look-ahead has arrived: most hits of common keywords end here
             Precheck pre = det.precheck();
-            if (pre != null && start + PRECHECK_LOOKAHEAD <= decLen && !pre.mayMatch(dec, start, decLen)) {
+            if (pre != null && decisive && !pre.mayMatch(text, at, limit)) {
+                continue;
+            }
+            long abs = rawBase + rawStart;
+            if (dedupe && hasHit(d, abs)) {
                 continue;
             }
             if (hitCount == hitDet.length) {
@@ -336,53 +427,181 @@ public final class StreamingRedactor {
                 hitStart = Arrays.copyOf(hitStart, hitCount * 2);
             }
             hitDet[hitCount] = d;
-            hitStart[hitCount] = decBase + start;
+            hitStart[hitCount] = abs;
             hitCount++;
         }
     }
 
-    private static boolean isAlnum(byte b) {
+    private boolean hasHit(int d, long abs) {
+        for (int h = hitCount - 1; h >= 0; h--) {
+            if (hitStart[h] == abs && hitDet[h] == d) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isAlnum(int b) {
         return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
     }
 
+    private void addTrigger(long abs) {
+        if (triggerCount == triggers.length) {
+            triggers = Arrays.copyOf(triggers, triggerCount * 2);
+        }
+        // reported in ascending order within a scan; keep the list sorted across scans too
+        int i = triggerCount;
+        while (i > 0 && triggers[i - 1] > abs) {
+            i--;
+        }
+        if (i > 0 && triggers[i - 1] == abs) {
+            return;
+        }
+        System.arraycopy(triggers, i, triggers, i + 1, triggerCount - i);
+        triggers[i] = abs;
+        triggerCount++;
+    }
+
+    /**
+     * JSON: decodes windows around the escape triggers whose surroundings have arrived and records the
+     * keywords there that contain an escaped character (a literal keyword was found by the raw scan).
+     */
+    private void examineTriggers(boolean finishing) {
+        int reach = JSON_EXPANSION * (maxKeyword - 1);
+        int i = 0;
+        while (i < triggerCount) {
+            int t = (int) (triggers[i] - rawBase);
+            int from = escapeStart(Math.max(0, t - reach));
+            int to = t + 12 + reach;
+            int j = i + 1;
+            while (j < triggerCount && triggers[j] - rawBase <= to && to - from < TRIGGER_WINDOW_BYTES) {
+                to = (int) (triggers[j] - rawBase) + 12 + reach;
+                j++;
+            }
+            if (to > rawLen) {
+                if (!finishing) {
+                    break;
+                }
+                to = rawLen;
+            }
+            decodeWindow(from, to, finishing && to == rawLen, Integer.MAX_VALUE);
+            final int windowStart = from;
+            prefilter.scan(win, 0, winLen, winLen, (k, end) -> {
+                if (k >= detectorKeywords) {
+                    return;
+                }
+                int start = end - prefilter.keywordLength(k);
+                if (!hasEscapedByte(start, end)) {
+                    return;
+                }
+                int wordBefore = start > 0 ? win[start - 1] : decodedByteBefore(windowStart);
+                addHit(k, winRawStart(start), wordBefore, win, start, winLen, start + PRECHECK_LOOKAHEAD <= winLen, true);
+            });
+            i = j;
+        }
+        System.arraycopy(triggers, i, triggers, 0, triggerCount - i);
+        triggerCount -= i;
+    }
+
+    /** Answers whether any of {@code win[from, to)} came from a {@code &#92;u} or {@code \/} escape. */
+    private boolean hasEscapedByte(int from, int to) {
+        for (int j = segmentOf(from); j < segCount && segDec[j] < to; j++) {
+            if (segRawLen[j] != 0) {
+                byte c = raw[segRaw[j] + 1];
+                if (c == 'u' || c == '/') {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private void resolve(boolean finishing) {
-        long avail = decBase + decLen;
-        view.set(dec, decLen);
+        long avail = rawBase + rawLen;
         int w = 0;
         for (int h = 0; h < hitCount; h++) {
             int d = hitDet[h];
             long ks = hitStart[h];
             Detector det = detectorArray[d];
-            long regionEnd = ks + det.maxLength();
-            if (!finishing && regionEnd + 1 > avail) {
-                hitDet[w] = d;
-                hitStart[w] = ks;
-                w++;
-                continue;
-            }
-            if (regionEnd > avail) {
-                regionEnd = avail;
-            }
             if (covered(d, ks)) {
                 continue;
             }
-            if (det.precheck() != null && !det.precheck().mayMatch(dec, (int) (ks - decBase), decLen)) {
-                continue;
-            }
-            long regionStart = Math.max(ks - det.maxCharsBeforeKeyword(), decBase);
-            Matcher m = matcher(d);
-            m.region((int) (regionStart - decBase), (int) (regionEnd - decBase));
-            if (det.maxCharsBeforeKeyword() == 0) {
-                if (m.lookingAt()) {
-                    accept(d, det, m);
-                }
-            } else {
-                while (m.find()) {
-                    accept(d, det, m);
-                }
+            int state = json ? resolveJson(d, det, (int) (ks - rawBase), finishing) : resolvePlain(d, det, ks, avail, finishing);
+            if (state == WAIT) {
+                hitDet[w] = d;
+                hitStart[w] = ks;
+                w++;
             }
         }
         hitCount = w;
+    }
+
+    private static final int DONE = 0;
+    private static final int WAIT = 1;
+
+    private int resolvePlain(int d, Detector det, long ks, long avail, boolean finishing) {
+        long regionEnd = ks + det.maxLength();
+        if (!finishing && regionEnd + 1 > avail) {
+            return WAIT;
+        }
+        regionEnd = Math.min(regionEnd, avail);
+        int k = (int) (ks - rawBase);
+        if (det.precheck() != null && !det.precheck().mayMatch(raw, k, rawLen)) {
+            return DONE;
+        }
+        int regionStart = Math.max(k - det.maxCharsBeforeKeyword(), 0);
+        view.set(raw, rawLen);
+        match(d, det, regionStart, (int) (regionEnd - rawBase), raw, false);
+        return DONE;
+    }
+
+    private int resolveJson(int d, Detector det, int k, boolean finishing) {
+        int from = escapeStart(Math.max(0, k - JSON_EXPANSION * det.maxCharsBeforeKeyword() - DetectorSet.CONTEXT_BYTES));
+        // decoded bytes before the keyword are at most the raw bytes before it
+        int toKeyword = k - from;
+        Precheck pre = det.precheck();
+        if (pre != null && det.maxLength() >= PRECHECK_WINDOW) {
+            // most hits end at the precheck: decode only what it looks at first
+            decodeWindow(from, rawLen, finishing, toKeyword + PRECHECK_WINDOW);
+            int kd = decodedIndexAt(k);
+            if (kd >= winLen || !pre.mayMatch(win, kd, winLen)) {
+                return kd >= winLen && !finishing ? WAIT : DONE;
+            }
+        }
+        decodeWindow(from, rawLen, finishing, toKeyword + det.maxLength() + 1);
+        int kd = decodedIndexAt(k);
+        if (winLen < kd + det.maxLength() + 1 && !finishing) {
+            return WAIT;
+        }
+        if (kd >= winLen) {
+            return DONE;
+        }
+        if (pre != null && !pre.mayMatch(win, kd, winLen)) {
+            return DONE;
+        }
+        int regionStart = Math.max(kd - det.maxCharsBeforeKeyword(), 0);
+        int regionEnd = Math.min(kd + det.maxLength(), winLen);
+        view.set(win, winLen);
+        match(d, det, regionStart, regionEnd, win, true);
+        return DONE;
+    }
+
+    /** Decoded bytes after a keyword given to a precheck before the whole region is decoded. */
+    private static final int PRECHECK_WINDOW = 64;
+
+    /** Runs detector {@code d}'s pattern on {@code text[regionStart, regionEnd)} (the {@link #view}). */
+    private void match(int d, Detector det, int regionStart, int regionEnd, byte[] text, boolean window) {
+        Matcher m = matcher(d);
+        m.region(regionStart, regionEnd);
+        if (det.maxCharsBeforeKeyword() == 0) {
+            if (m.lookingAt()) {
+                accept(d, det, m, text, window);
+            }
+        } else {
+            while (m.find()) {
+                accept(d, det, m, text, window);
+            }
+        }
     }
 
     private Matcher matcher(int d) {
@@ -405,25 +624,29 @@ public final class StreamingRedactor {
         return false;
     }
 
-    private void accept(int d, Detector det, Matcher m) {
+    private void accept(int d, Detector det, Matcher m, byte[] text, boolean window) {
         int g = det.secretGroup();
         int s = m.start(g);
         int e = m.end(g);
         if (s < 0 || e <= s) {
             return;
         }
-        if (!det.accepts(new String(dec, s, e - s, StandardCharsets.ISO_8859_1))) {
+        if (!det.accepts(new String(text, s, e - s, StandardCharsets.ISO_8859_1))) {
             return;
         }
-        addMatch(decBase + s, decBase + e, d);
+        if (window) {
+            addMatch(rawBase + winRawStart(s), rawBase + winRawEnd(e - 1), d);
+        } else {
+            addMatch(rawBase + s, rawBase + e, d);
+        }
     }
 
     private void addMatch(long s, long e, int d) {
-        if (e <= decEmitted) {
+        if (e <= rawEmitted) {
             return;
         }
-        if (s < decEmitted) {
-            s = decEmitted;
+        if (s < rawEmitted) {
+            s = rawEmitted;
         }
         int i = 0;
         while (i < mCount && mEnd[i] <= s) {
@@ -462,18 +685,27 @@ public final class StreamingRedactor {
         }
     }
 
-    private void emit(boolean finishing) {
-        long end = decBase + decLen;
-        long limit;
+    /** The first absolute raw offset that a match not yet found could still cover. */
+    private long unsettled(boolean finishing) {
         if (finishing) {
-            limit = end;
-        } else {
-            limit = end - holdback;
-            for (int h = 0; h < hitCount; h++) {
-                limit = Math.min(limit, hitStart[h] - detectors.get(hitDet[h]).maxCharsBeforeKeyword());
-            }
+            return rawBase + rawLen;
         }
-        if (limit <= decEmitted && mCount == 0) {
+        long limit = rawBase + rawLen - holdback;
+        for (int h = 0; h < hitCount; h++) {
+            limit = Math.min(limit, hitStart[h] - (long) expansion * detectorArray[hitDet[h]].maxCharsBeforeKeyword());
+        }
+        if (triggerCount > 0) {
+            limit = Math.min(limit, triggers[0] - (long) JSON_EXPANSION * (maxKeyword - 1 + maxBefore));
+        }
+        return limit;
+    }
+
+    private void emit(boolean finishing) {
+        long limit = unsettled(finishing);
+        if (json && !finishing && limit > rawBase) {
+            limit = rawBase + escapeStart((int) (Math.min(limit, rawBase + rawLen) - rawBase));
+        }
+        if (limit <= rawEmitted && mCount == 0) {
             return;
         }
         boolean write = produce && !blocked;
@@ -481,22 +713,20 @@ public final class StreamingRedactor {
             long ms = mStart[0];
             long me = mEnd[0];
             int d = mDet[0];
-            copyRaw(rawStartOf(ms), write);
+            copyRaw(ms, write);
             writeReplacement(ms, me, d, write);
-            decEmitted = me;
             counts[d]++;
             mCount--;
             System.arraycopy(mStart, 1, mStart, 0, mCount);
             System.arraycopy(mEnd, 1, mEnd, 0, mCount);
             System.arraycopy(mDet, 1, mDet, 0, mCount);
         }
-        if (decEmitted < limit) {
-            copyRaw(finishing ? rawDecoded : rawStartOf(limit), write);
-            decEmitted = limit;
+        if (rawEmitted < limit) {
+            copyRaw(limit, write);
         }
     }
 
-    /** Copies raw bytes from {@link #rawEmitted} up to {@code to} into the output. */
+    /** Copies raw bytes from {@link #rawEmitted} up to absolute offset {@code to} into the output. */
     private void copyRaw(long to, boolean write) {
         if (to <= rawEmitted) {
             return;
@@ -519,78 +749,201 @@ public final class StreamingRedactor {
         }
     }
 
+    /** Replaces raw {@code [ms, me)}; in JSON, split at unescaped quotes, as the class comment says. */
     private void writeReplacement(long ms, long me, int d, boolean write) {
-        long rawEnd = rawEndOf(me);
         if (!json) {
             writeBytes(replacements[d], write);
-            rawEmitted = Math.max(rawEmitted, rawEnd);
+            rawEmitted = me;
             return;
         }
-        // split at structural quotes: pieces inside strings are replaced, JSON punctuation between
-        // strings is kept
-        long pos = ms;
-        int a = firstAnchorAtOrAfter(ms);
-        for (; a < aCount && aDec[a] < me; a++) {
-            if (aKind[a] == ESCAPE) {
+        trackQuotes(ms);
+        int end = (int) (me - rawBase);
+        int piece = (int) (ms - rawBase);
+        for (int q = indexOfQuote(raw, piece, end); q < end; q = indexOfQuote(raw, q + 1, end)) {
+            if (escaped(q)) {
                 continue;
             }
-            writePiece(pos, aDec[a], d, write);
-            copyRaw(aRaw[a] + 1, write); // the quote itself (raw position never before rawEmitted here)
-            pos = aDec[a] + 1;
+            writePiece(piece, q, d, write);
+            copyRaw(rawBase + q + 1, write); // the quote itself
+            inString = !inString;
+            piece = q + 1;
         }
-        writePiece(pos, me, d, write);
-        rawEmitted = Math.max(rawEmitted, rawEnd);
+        writePiece(piece, end, d, write);
+        quotesTo = me;
     }
 
-    private void writePiece(long ps, long pe, int d, boolean write) {
-        if (ps >= pe) {
+    /** Writes the replacement for raw {@code [from, to)}, or keeps it when it is JSON punctuation between strings. */
+    private void writePiece(int from, int to, int d, boolean write) {
+        if (from >= to) {
             return;
         }
-        long rs = Math.max(rawStartOf(ps), rawEmitted);
-        long re = rawEndOf(pe);
-        if (re <= rs) {
-            return;
-        }
-        if (inStringAt(ps) || !structuralOnly(rs, re)) {
-            copyRaw(rs, write);
+        if (inString || !structuralOnly(from, to)) {
             writeBytes(replacements[d], write);
         } else {
-            copyRaw(re, write);
+            copyRaw(rawBase + to, write);
         }
-        rawEmitted = Math.max(rawEmitted, re);
+        rawEmitted = rawBase + to;
     }
 
     /** Answers whether raw bytes are only JSON punctuation, whitespace, number or literal characters. */
-    private boolean structuralOnly(long rs, long re) {
-        for (long p = rs; p < re; p++) {
-            byte b = raw[(int) (p - rawBase)];
-            if ("{}[],: \t\r\n0123456789.eE+-truefalsn".indexOf(b) < 0) {
+    private boolean structuralOnly(int from, int to) {
+        for (int p = from; p < to; p++) {
+            if ("{}[],: \t\r\n0123456789.eE+-truefalsn".indexOf(raw[p]) < 0) {
                 return false;
             }
         }
         return true;
     }
 
-    private byte[] takeOutput(int start) {
-        if (outLen == start) {
+    /** JSON: advances the string state from {@link #quotesTo} to absolute offset {@code to}. */
+    private void trackQuotes(long to) {
+        if (to <= quotesTo) {
+            return;
+        }
+        int end = (int) (to - rawBase);
+        for (int q = indexOfQuote(raw, (int) (quotesTo - rawBase), end); q < end; q = indexOfQuote(raw, q + 1, end)) {
+            if (!escaped(q)) {
+                inString = !inString;
+            }
+        }
+        quotesTo = to;
+    }
+
+    private byte[] takeOutput() {
+        if (outLen == 0) {
             return EMPTY;
         }
-        byte[] r = Arrays.copyOfRange(out, start, outLen);
+        byte[] r = Arrays.copyOf(out, outLen);
         bytesOut += r.length;
         outLen = 0;
         return r;
     }
 
-    // ------------------------------------------------------------------ offsets (JSON anchors)
+    // ------------------------------------------------------------------ JSON escapes
 
-    /** Index of the last anchor with aDec <= d, or -1. */
-    private int lastAnchorAtOrBefore(long d) {
+    /**
+     * Answers whether {@code raw[i]} follows an escaping backslash: the run of backslashes just before it
+     * is odd (with {@link #baseEscaped} for a run reaching the start of the buffer).
+     */
+    private boolean escaped(int i) {
+        int j = i - 1;
+        while (j >= 0 && raw[j] == '\\') {
+            j--;
+        }
+        int run = i - 1 - j;
+        boolean first = j < 0 && baseEscaped; // the first byte of the buffer was itself escaped
+        return ((run & 1) == 1) != first;
+    }
+
+    /** Returns the index where the escape (or plain byte) containing {@code raw[i]} begins. */
+    private int escapeStart(int i) {
+        if (i <= 0 || i >= rawLen) {
+            return Math.max(0, Math.min(i, rawLen));
+        }
+        if (escaped(i)) {
+            return i - 1;
+        }
+        if (isHex(raw[i]) || raw[i] == 'u') {
+            // inside \\uXXXX: a backslash-u 2 to 5 bytes before, not itself escaped, with hex digits up to i
+            for (int b = i - 1; b >= Math.max(0, i - 5); b--) {
+                if (raw[b] == '\\') {
+                    if (b + 1 < rawLen && raw[b + 1] == 'u' && !escaped(b) && hexUpTo(b + 2, i)) {
+                        return b;
+                    }
+                    break;
+                }
+            }
+        }
+        return i;
+    }
+
+    private boolean hexUpTo(int from, int to) {
+        for (int p = from; p <= to && p < rawLen; p++) {
+            if (p < from + 4 && !isHex(raw[p])) {
+                return false;
+            }
+        }
+        return to < from + 4;
+    }
+
+    private static boolean isHex(byte c) {
+        return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+    }
+
+    /** The decoded byte just before the one at raw index {@code i} (a space at the start of the body). */
+    private int decodedByteBefore(int i) {
+        if (i <= 0) {
+            return ' ';
+        }
+        int j = escapeStart(i - 1);
+        if (j == i - 1) {
+            return raw[i - 1];
+        }
+        if (i - j == 2) {
+            return '\n'; // \n, \t, \", \\, \/ ...: none decodes to a letter or digit
+        }
+        int cu = i - j == 6 ? hex4(j + 2) : -1;
+        return cu >= 0 && cu < 0x80 ? cu : 0x80;
+    }
+
+    /**
+     * Decodes raw {@code [from, to)} into {@link #win}: escapes are undone, runs of other bytes are copied.
+     * Stops before an escape cut by {@code to} unless {@code atEnd} (the body ends there: the backslash is
+     * then literal), and after about {@code maxOut} decoded bytes (at most 3 more, from one escape).
+     */
+    private void decodeWindow(int from, int to, boolean atEnd, int maxOut) {
+        winLen = 0;
+        segCount = 0;
+        int i = from;
+        while (i < to && winLen < maxOut) {
+            int room = maxOut - winLen;
+            int run = indexOfBackslash(raw, i, room >= to - i ? to : i + room);
+            if (run > i) {
+                int n = run - i;
+                ensureWin(n);
+                System.arraycopy(raw, i, win, winLen, n);
+                addSegment(i, 0);
+                winLen += n;
+                i = run;
+                continue;
+            }
+            ensureWin(4);
+            int start = winLen;
+            int used = decodeEscape(i, to, atEnd);
+            if (used == 0) {
+                break;
+            }
+            winLen = start; // decodeEscape appended; record the segment at its start
+            addSegment(i, used == 1 ? 0 : used);
+            winLen = start + decodedLength;
+            i += used;
+        }
+    }
+
+    /** Bytes the last {@link #decodeEscape} appended. */
+    private int decodedLength;
+
+    private void addSegment(int rawStart, int rawLength) {
+        if (segCount == segDec.length) {
+            int n = segCount * 2;
+            segDec = Arrays.copyOf(segDec, n);
+            segRaw = Arrays.copyOf(segRaw, n);
+            segRawLen = Arrays.copyOf(segRawLen, n);
+        }
+        segDec[segCount] = winLen;
+        segRaw[segCount] = rawStart;
+        segRawLen[segCount] = (byte) rawLength;
+        segCount++;
+    }
+
+    /** The last segment starting at or before decoded index {@code i}. */
+    private int segmentOf(int i) {
         int lo = 0;
-        int hi = aCount - 1;
-        int r = -1;
+        int hi = segCount - 1;
+        int r = 0;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            if (aDec[mid] <= d) {
+            if (segDec[mid] <= i) {
                 r = mid;
                 lo = mid + 1;
             } else {
@@ -600,164 +953,29 @@ public final class StreamingRedactor {
         return r;
     }
 
-    private int firstAnchorAtOrAfter(long d) {
-        int i = lastAnchorAtOrBefore(d);
-        return i >= 0 && aDec[i] == d ? i : i + 1;
+    /** Raw index where decoded byte {@code i} of the window begins (the start of its escape). */
+    private int winRawStart(int i) {
+        int j = segmentOf(i);
+        return segRawLen[j] == 0 ? segRaw[j] + (i - segDec[j]) : segRaw[j];
     }
 
-    /** Raw offset where decoded byte {@code d} begins (the start of its escape when inside one). */
-    private long rawStartOf(long d) {
-        if (!json) {
-            return d;
-        }
-        int i = lastAnchorAtOrBefore(d);
-        if (i < 0) {
-            return mapRaw0 + (d - mapDec0);
-        }
-        long anchorEnd = aDec[i] + aDecLen[i];
-        if (d < anchorEnd) {
-            return aRaw[i];
-        }
-        return aRaw[i] + aRawLen[i] + (d - anchorEnd);
+    /** Raw index just after decoded byte {@code i} of the window (the end of its escape). */
+    private int winRawEnd(int i) {
+        int j = segmentOf(i);
+        return segRawLen[j] == 0 ? segRaw[j] + (i - segDec[j]) + 1 : segRaw[j] + segRawLen[j];
     }
 
-    /** Raw offset just after decoded byte {@code d - 1} (the end of its escape when inside one). */
-    private long rawEndOf(long d) {
-        if (!json) {
-            return d;
-        }
-        long last = d - 1;
-        int i = lastAnchorAtOrBefore(last);
-        if (i < 0) {
-            return mapRaw0 + (d - mapDec0);
-        }
-        long anchorEnd = aDec[i] + aDecLen[i];
-        if (last < anchorEnd) {
-            return aRaw[i] + aRawLen[i];
-        }
-        return aRaw[i] + aRawLen[i] + (d - anchorEnd);
+    private void putWin(int b) {
+        win[winLen++] = (byte) b;
+        decodedLength++;
     }
 
-    /** Answers whether decoded byte {@code d} is inside a JSON string (a structural quote is not). */
-    private boolean inStringAt(long d) {
-        int i = lastAnchorAtOrBefore(d);
-        if (i < 0) {
-            return baseInString;
-        }
-        if (aKind[i] == ESCAPE) {
-            return true;
-        }
-        if (aDec[i] == d) {
-            return false;
-        }
-        return aKind[i] == QUOTE_OPEN;
-    }
-
-    private void addAnchor(long d, long r, int dl, int rl, byte kind) {
-        if (aCount == aDec.length) {
-            int n = aCount * 2;
-            aDec = Arrays.copyOf(aDec, n);
-            aRaw = Arrays.copyOf(aRaw, n);
-            aDecLen = Arrays.copyOf(aDecLen, n);
-            aRawLen = Arrays.copyOf(aRawLen, n);
-            aKind = Arrays.copyOf(aKind, n);
-        }
-        aDec[aCount] = d;
-        aRaw[aCount] = r;
-        aDecLen[aCount] = dl;
-        aRawLen[aCount] = rl;
-        aKind[aCount] = kind;
-        aCount++;
-    }
-
-    // ------------------------------------------------------------------ JSON decoding
-
-    private void decodeJson(boolean finishing) {
-        int i = (int) (rawDecoded - rawBase);
-        final byte[] r = raw;
-        final int n = rawLen;
-        ensureDec(n - i + 8);
-        while (i < n) {
-            if (!inString) {
-                i = copyUntil(r, i, n, false);
-                if (i < n) {
-                    addAnchor(decBase + decLen, rawBase + i, 1, 1, QUOTE_OPEN);
-                    dec[decLen++] = '"';
-                    inString = true;
-                    i++;
-                }
-            } else {
-                i = copyUntil(r, i, n, true);
-                if (i >= n) {
-                    break;
-                }
-                if (r[i] == '"') {
-                    addAnchor(decBase + decLen, rawBase + i, 1, 1, QUOTE_CLOSE);
-                    dec[decLen++] = '"';
-                    inString = false;
-                    i++;
-                } else {
-                    int used = decodeEscape(i, finishing);
-                    if (used == 0) {
-                        break;
-                    }
-                    i += used;
-                }
-            }
-        }
-        rawDecoded = rawBase + i;
-    }
-
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long ONES = 0x0101010101010101L;
-    private static final long HIGHS = 0x8080808080808080L;
-    private static final long QUOTES = 0x2222222222222222L;
-    private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
-
-    /**
-     * Copies {@code r[from, to)} to the decoded text up to the first {@code "} (or, with
-     * {@code backslash}, the first {@code "} or {@code \}) and returns its index, or {@code to}. Eight
-     * bytes at a time, copied and tested in one pass (the copy may write up to eight bytes past the new
-     * end of the decoded text, which {@link #ensureDec} leaves room for; they are overwritten later): a
-     * byte equal to the searched one becomes zero after XOR, and the lowest zero byte of a word is found
-     * exactly by {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged falsely, never lower ones).
-     */
-    private int copyUntil(byte[] r, int from, int to, boolean backslash) {
-        final byte[] d = dec;
-        int o = decLen;
-        int j = from;
-        for (; j + 8 <= to; j += 8, o += 8) {
-            long w = (long) LONGS.get(r, j);
-            LONGS.set(d, o, w);
-            long q = w ^ QUOTES;
-            long t = (q - ONES) & ~q;
-            if (backslash) {
-                long b = w ^ BACKSLASHES;
-                t |= (b - ONES) & ~b;
-            }
-            t &= HIGHS;
-            if (t != 0) {
-                int k = Long.numberOfTrailingZeros(t) >>> 3;
-                decLen = o + k;
-                return j + k;
-            }
-        }
-        for (; j < to; j++, o++) {
-            byte b = r[j];
-            if (b == '"' || (backslash && b == '\\')) {
-                break;
-            }
-            d[o] = b;
-        }
-        decLen = o;
-        return j;
-    }
-
-    /** Decodes the escape at raw index {@code i}; returns raw bytes consumed, 0 to wait for more input. */
-    private int decodeEscape(int i, boolean finishing) {
-        int avail = rawLen - i;
+    /** Decodes the escape at raw index {@code i}; returns raw bytes consumed, 0 when cut by {@code to}. */
+    private int decodeEscape(int i, int to, boolean atEnd) {
+        decodedLength = 0;
+        int avail = to - i;
         if (avail < 2) {
-            return finishing ? literalBackslash() : 0;
+            return atEnd ? literalBackslash(i) : 0;
         }
         byte c = raw[i + 1];
         int v;
@@ -771,26 +989,23 @@ public final class StreamingRedactor {
             case 'r': v = 13; break;
             case 't': v = 9; break;
             case 'u': v = -1; break;
-            default: return literalBackslash();
+            default: return literalBackslash(i);
         }
-        long d = decBase + decLen;
-        long r = rawBase + i;
         if (v >= 0) {
-            addAnchor(d, r, 1, 2, ESCAPE);
-            dec[decLen++] = (byte) v;
+            putWin(v);
             return 2;
         }
         if (avail < 6) {
-            return finishing ? literalBackslash() : 0;
+            return atEnd ? literalBackslash(i) : 0;
         }
         int cu = hex4(i + 2);
         if (cu < 0) {
-            return literalBackslash();
+            return literalBackslash(i);
         }
         int cp = cu;
         int rawUsed = 6;
         if (cu >= 0xD800 && cu <= 0xDBFF) {
-            if (avail < 12 && !finishing) {
+            if (avail < 12 && !atEnd) {
                 return 0;
             }
             int lo = avail >= 12 && raw[i + 6] == '\\' && raw[i + 7] == 'u' ? hex4(i + 8) : -1;
@@ -803,32 +1018,35 @@ public final class StreamingRedactor {
         } else if (cu >= 0xDC00 && cu <= 0xDFFF) {
             cp = 0xFFFD;
         }
-        int start = decLen;
+        int e = i + rawUsed;
         if (cp < 0x80) {
-            dec[decLen++] = (byte) cp;
+            putWin(cp);
         } else if (cp < 0x800) {
-            dec[decLen++] = (byte) (0xC0 | (cp >> 6));
-            dec[decLen++] = (byte) (0x80 | (cp & 0x3F));
+            putWin(0xC0 | (cp >> 6));
+            putWin(0x80 | (cp & 0x3F));
         } else if (cp < 0x10000) {
-            dec[decLen++] = (byte) (0xE0 | (cp >> 12));
-            dec[decLen++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
-            dec[decLen++] = (byte) (0x80 | (cp & 0x3F));
+            putWin(0xE0 | (cp >> 12));
+            putWin(0x80 | ((cp >> 6) & 0x3F));
+            putWin(0x80 | (cp & 0x3F));
         } else {
-            dec[decLen++] = (byte) (0xF0 | (cp >> 18));
-            dec[decLen++] = (byte) (0x80 | ((cp >> 12) & 0x3F));
-            dec[decLen++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
-            dec[decLen++] = (byte) (0x80 | (cp & 0x3F));
+            putWin(0xF0 | (cp >> 18));
+            putWin(0x80 | ((cp >> 12) & 0x3F));
+            putWin(0x80 | ((cp >> 6) & 0x3F));
+            putWin(0x80 | (cp & 0x3F));
         }
-        addAnchor(d, r, decLen - start, rawUsed, ESCAPE);
         return rawUsed;
     }
 
-    private int literalBackslash() {
-        dec[decLen++] = '\\';
+    private int literalBackslash(int i) {
+        putWin('\\');
         return 1;
     }
 
+    /** The value of the four hex digits at raw index {@code at}, or -1. */
     private int hex4(int at) {
+        if (at + 4 > rawLen) {
+            return -1;
+        }
         int v = 0;
         for (int k = 0; k < 4; k++) {
             int c = raw[at + k];
@@ -845,72 +1063,101 @@ public final class StreamingRedactor {
         return v;
     }
 
+    /** The first index of the window whose raw start is at or after raw index {@code k} ({@link #winLen} if none). */
+    private int decodedIndexAt(int k) {
+        int lo = 0;
+        int hi = segCount - 1;
+        int j = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (segRaw[mid] <= k) {
+                j = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if (j < 0) {
+            return 0;
+        }
+        int next = j + 1 < segCount ? segDec[j + 1] : winLen;
+        if (segRaw[j] == k) {
+            return segDec[j];
+        }
+        if (segRawLen[j] == 0 && k - segRaw[j] < next - segDec[j]) {
+            return segDec[j] + (k - segRaw[j]);
+        }
+        return next;
+    }
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
+
+    /**
+     * The first index in {@code [from, to)} holding a quote that is perhaps not escaped, or {@code to};
+     * callers check {@link #escaped}.
+     */
+    private int indexOfQuote(byte[] a, int from, int to) {
+        return prefilter.indexOfQuote(a, from, to);
+    }
+
+    /** The first index in {@code [from, to)} holding a backslash, or {@code to}. */
+    private static int indexOfBackslash(byte[] a, int from, int to) {
+        return indexOf(a, from, to, BACKSLASHES);
+    }
+
+    /**
+     * Eight bytes at a time: a byte equal to the searched one becomes zero after XOR, and the lowest zero
+     * byte of a word is found exactly by {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged
+     * falsely, never lower ones).
+     */
+    private static int indexOf(byte[] a, int from, int to, long pattern) {
+        int j = from;
+        for (; j + 8 <= to; j += 8) {
+            long x = (long) LONGS.get(a, j) ^ pattern;
+            long t = (x - ONES) & ~x & HIGHS;
+            if (t != 0) {
+                return j + (Long.numberOfTrailingZeros(t) >>> 3);
+            }
+        }
+        byte b = (byte) pattern;
+        for (; j < to; j++) {
+            if (a[j] == b) {
+                return j;
+            }
+        }
+        return to;
+    }
+
     // ------------------------------------------------------------------ buffers
 
     private void compact() {
-        long keepDec = decEmitted;
-        for (int h = 0; h < hitCount; h++) {
-            keepDec = Math.min(keepDec, hitStart[h] - detectors.get(hitDet[h]).maxCharsBeforeKeyword());
-        }
-        keepDec = Math.max(decBase, keepDec - DetectorSet.CONTEXT_BYTES);
-        if (!json) {
-            long keep = Math.min(keepDec, rawEmitted);
-            int drop = (int) (keep - rawBase);
-            if (drop > 0) {
-                System.arraycopy(raw, drop, raw, 0, rawLen - drop);
-                rawLen -= drop;
-                rawBase = keep;
-                dec = raw;
-                decBase = rawBase;
-                decLen = rawLen;
-            }
+        long keep = Math.min(rawEmitted, unsettled(false) - (json ? 12 : 0));
+        keep = Math.max(rawBase, keep - DetectorSet.CONTEXT_BYTES);
+        int drop = (int) (keep - rawBase);
+        if (drop <= 0) {
             return;
         }
-        long keepRaw = Math.min(rawEmitted, rawStartOf(keepDec));
-        int dropRaw = (int) (keepRaw - rawBase);
-        if (dropRaw > 0) {
-            System.arraycopy(raw, dropRaw, raw, 0, rawLen - dropRaw);
-            rawLen -= dropRaw;
-            rawBase = keepRaw;
+        if (json) {
+            trackQuotes(keep);
+            baseEscaped = escaped(drop);
         }
-        int dropDec = (int) (keepDec - decBase);
-        if (dropDec > 0) {
-            System.arraycopy(dec, dropDec, dec, 0, decLen - dropDec);
-            decLen -= dropDec;
-            decBase = keepDec;
-        }
-        int k = 0;
-        while (k < aCount && aDec[k] + aDecLen[k] <= keepDec && aRaw[k] + aRawLen[k] <= keepRaw) {
-            k++;
-        }
-        if (k > 0) {
-            int last = k - 1;
-            mapDec0 = aDec[last] + aDecLen[last];
-            mapRaw0 = aRaw[last] + aRawLen[last];
-            baseInString = aKind[last] != QUOTE_CLOSE;
-            System.arraycopy(aDec, k, aDec, 0, aCount - k);
-            System.arraycopy(aRaw, k, aRaw, 0, aCount - k);
-            System.arraycopy(aDecLen, k, aDecLen, 0, aCount - k);
-            System.arraycopy(aRawLen, k, aRawLen, 0, aCount - k);
-            System.arraycopy(aKind, k, aKind, 0, aCount - k);
-            aCount -= k;
-        }
+        System.arraycopy(raw, drop, raw, 0, rawLen - drop);
+        rawLen -= drop;
+        rawBase = keep;
     }
 
     private void ensureRaw(int more) {
         if (rawLen + more > raw.length) {
             raw = Arrays.copyOf(raw, Math.max(raw.length * 2, rawLen + more));
-            if (!json) {
-                dec = raw;
-            }
         }
     }
 
-    private void ensureDec(int more) {
-        // an escape never decodes to more bytes than it has (at most 4 for 6 or 12 raw bytes); callers add
-        // 8 bytes of room for copyUntil's last word
-        if (decLen + more > dec.length) {
-            dec = Arrays.copyOf(dec, Math.max(dec.length * 2, decLen + more));
+    private void ensureWin(int more) {
+        if (winLen + more > win.length) {
+            win = Arrays.copyOf(win, Math.max(win.length * 2, winLen + more));
         }
     }
 

@@ -3,6 +3,7 @@ package dev.sluice.rules.redact;
 import java.util.ArrayList;
 import java.util.List;
 import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -155,7 +156,7 @@ final class TeddyScan {
     int scan(byte[] buf, int from, int to, int limit, KeywordPrefilter.HitSink sink) {
         int end = Math.min(to, buf.length - (FINGERPRINT - 1)) - STEP;
         int[] flaggedAt = new int[BATCH];
-        long[] flaggedLanes = new long[4 * BATCH];
+        byte[] flaggedLanes = new byte[STEP * BATCH];
         int p = from;
         while (p <= end) {
             long r = steps(buf, p, end, flaggedAt, flaggedLanes);
@@ -164,7 +165,7 @@ final class TeddyScan {
             for (int f = 0; f < flagged; f++) {
                 int at = flaggedAt[f];
                 for (int q = 0; q < 4; q++) {
-                    long lanes = flaggedLanes[4 * f + q];
+                    long lanes = (long) LANES.get(flaggedLanes, STEP * f + 8 * q);
                     while (lanes != 0) {
                         int shift = Long.numberOfTrailingZeros(lanes) & ~7;
                         lanes &= ~(0xffL << shift);
@@ -176,6 +177,9 @@ final class TeddyScan {
         return p;
     }
 
+    private static final java.lang.invoke.VarHandle LANES =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
     /** Flagged steps noted by {@link #steps} before their candidates are verified. */
     private static final int BATCH = 64;
 
@@ -186,7 +190,7 @@ final class TeddyScan {
      * number of noted steps in the lower. It makes no calls: on JDK 17 a call inside the loop makes the
      * JIT re-box the live table vectors, which cost more than the step.
      */
-    private long steps(byte[] buf, int p, int end, int[] flaggedAt, long[] flaggedLanes) {
+    private long steps(byte[] buf, int p, int end, int[] flaggedAt, byte[] flaggedLanes) {
         byte[][] t = tables;
         ByteVector a0l = ByteVector.fromArray(SPECIES, t[0], 0);
         ByteVector a0h = ByteVector.fromArray(SPECIES, t[1], 0);
@@ -229,7 +233,7 @@ final class TeddyScan {
             if (ra.or(rb).compare(VectorOperators.NE, (byte) 0).anyTrue()) {
                 // stored as longs: on JDK 17 a vector store is cheap, while VectorMask.toLong() and lane()
                 // are not intrinsics for these shapes and cost more than the whole step
-                ra.or(rb).reinterpretAsLongs().intoArray(flaggedLanes, 4 * flagged);
+                ra.or(rb).intoArray(flaggedLanes, STEP * flagged);
                 flaggedAt[flagged] = p;
                 if (++flagged == BATCH) {
                     p += STEP;
@@ -238,6 +242,41 @@ final class TeddyScan {
             }
         }
         return (long) p << 32 | flagged;
+    }
+
+    /**
+     * Returns the first index {@code i} in {@code [from, to)} where {@code a[i]} is a quote that may be
+     * unescaped — every quote except those right after a single backslash ({@code x\"}, an escaped
+     * quote when {@code x} is not a backslash itself) — or {@code to}: 32 bytes per step, then the
+     * matching step byte by byte. The caller checks the escape parity of what it gets.
+     */
+    static int indexOfQuote(byte[] a, int from, int to) {
+        ByteVector quote = ByteVector.broadcast(SPECIES, (byte) '"');
+        ByteVector backslash = ByteVector.broadcast(SPECIES, (byte) '\\');
+        int i = from;
+        if (i < 2) {
+            for (; i < Math.min(2, to); i++) {
+                if (a[i] == '"') {
+                    return i;
+                }
+            }
+        }
+        for (; i + STEP <= to; i += STEP) {
+            VectorMask<Byte> quotes = ByteVector.fromArray(SPECIES, a, i).eq(quote);
+            if (quotes.anyTrue()) {
+                VectorMask<Byte> afterOne = ByteVector.fromArray(SPECIES, a, i - 1).eq(backslash)
+                        .andNot(ByteVector.fromArray(SPECIES, a, i - 2).eq(backslash));
+                if (quotes.andNot(afterOne).anyTrue()) {
+                    break;
+                }
+            }
+        }
+        for (; i < to; i++) {
+            if (a[i] == '"' && (a[i - 1] != '\\' || a[i - 2] == '\\')) {
+                return i;
+            }
+        }
+        return to;
     }
 
     /** Reports the keywords that occur at {@code start}; {@code buf[start, start + 4)} exists. */

@@ -88,7 +88,7 @@ class RedactionPolicyTest {
                 "p.yaml:7:13: redaction.custom[1].id: github-pat is the id of a built-in detector (expected: a new id)",
                 "p.yaml:7:52: redaction.custom[1].keywords: empty (expected: a list of 1 or more strings found in every match)",
                 "p.yaml:8:13: redaction.custom[2].id: BadId (expected: [a-z0-9][a-z0-9-]{0,63})",
-                "p.yaml:8:45: redaction.custom[2].keywords[0]: a (expected: 2..64 printable ASCII characters without spaces)",
+                "p.yaml:8:45: redaction.custom[2].keywords[0]: a (expected: 2..64 printable ASCII characters without spaces, quotes or backslashes)",
                 "p.yaml:8:51: redaction.custom[2].colour: unknown key (expected one of: id, pattern, keywords, max_length)",
                 "p.yaml:9:13: redaction.custom[3].id: corp-token listed twice",
                 "p.yaml:10:3: redaction.extra: unknown key (expected one of: action, builtin, custom)");
