@@ -14,7 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  * automaton otherwise.
  *
  * <p>How it works. Every keyword gets a fingerprint: its first four bytes (positions past the end of a
- * shorter keyword match anything), ASCII-folded by {@code byte | 0x20}, which maps A–Z onto a–z.
+ * shorter keyword match anything), a letter admitting both cases (they differ only in the high nibble).
  * Keywords are grouped into 16 buckets, in two banks of eight, one bit per bucket. For each fingerprint
  * position and bank there are two 16-entry tables indexed by the low and the high nibble of a text byte;
  * entry {@code n} holds the bits of the buckets whose fingerprint admits a byte with that nibble at that
@@ -180,6 +180,14 @@ final class TeddyScan {
     private static final java.lang.invoke.VarHandle LANES =
             java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
 
+    /**
+     * The high nibble of each byte: shifted as 16-bit lanes (one instruction; x86 has no byte shift,
+     * and a byte-lane shift on JDK 17 costs several), the bits from the neighbouring byte masked off.
+     */
+    private static ByteVector highNibbles(ByteVector v) {
+        return v.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and((byte) 0x0f);
+    }
+
     /** Flagged steps noted by {@link #steps} before their candidates are verified. */
     private static final int BATCH = 64;
 
@@ -210,18 +218,18 @@ final class TeddyScan {
         ByteVector b3h = ByteVector.fromArray(SPECIES, t[15], 0);
         int flagged = 0;
         for (; p <= end; p += STEP) {
-            ByteVector v0 = ByteVector.fromArray(SPECIES, buf, p).or((byte) 0x20);
-            ByteVector v1 = ByteVector.fromArray(SPECIES, buf, p + 1).or((byte) 0x20);
-            ByteVector v2 = ByteVector.fromArray(SPECIES, buf, p + 2).or((byte) 0x20);
-            ByteVector v3 = ByteVector.fromArray(SPECIES, buf, p + 3).or((byte) 0x20);
+            ByteVector v0 = ByteVector.fromArray(SPECIES, buf, p);
+            ByteVector v1 = ByteVector.fromArray(SPECIES, buf, p + 1);
+            ByteVector v2 = ByteVector.fromArray(SPECIES, buf, p + 2);
+            ByteVector v3 = ByteVector.fromArray(SPECIES, buf, p + 3);
             ByteVector n0l = v0.and((byte) 0x0f);
-            ByteVector n0h = v0.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n0h = highNibbles(v0);
             ByteVector n1l = v1.and((byte) 0x0f);
-            ByteVector n1h = v1.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n1h = highNibbles(v1);
             ByteVector n2l = v2.and((byte) 0x0f);
-            ByteVector n2h = v2.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n2h = highNibbles(v2);
             ByteVector n3l = v3.and((byte) 0x0f);
-            ByteVector n3h = v3.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f);
+            ByteVector n3h = highNibbles(v3);
             ByteVector ra = n0l.selectFrom(a0l).and(n0h.selectFrom(a0h))
                     .and(n1l.selectFrom(a1l)).and(n1h.selectFrom(a1h))
                     .and(n2l.selectFrom(a2l)).and(n2h.selectFrom(a2h))
@@ -307,9 +315,12 @@ final class TeddyScan {
             int[] hi = new int[FINGERPRINT];
             for (int p = 0; p < FINGERPRINT; p++) {
                 if (p < kw.length) {
-                    int f = (kw[p] | 0x20) & 0xff;
-                    lo[p] = 1 << (f & 15);
-                    hi[p] = 1 << (f >>> 4);
+                    int c = kw[p] & 0xff;
+                    lo[p] = 1 << (c & 15);
+                    hi[p] = 1 << (c >>> 4);
+                    if (c >= 'a' && c <= 'z') {
+                        hi[p] |= 1 << ((c - 32) >>> 4); // the upper-case letter: same low nibble
+                    }
                 } else {
                     lo[p] = 0xffff;
                     hi[p] = 0xffff;
@@ -339,7 +350,7 @@ final class TeddyScan {
                     }
                     for (int l = 0; l < 16; l++) {
                         if ((lo[p] >>> l & 1) != 0) {
-                            w += FOLDED_FREQUENCY[h << 4 | l];
+                            w += BYTE_FREQUENCY[h << 4 | l];
                         }
                     }
                 }
@@ -349,8 +360,8 @@ final class TeddyScan {
         }
     }
 
-    /** Estimated frequency of each folded byte value ({@code b | 0x20}) in prompts: prose, code, logs. */
-    private static final double[] FOLDED_FREQUENCY = new double[256];
+    /** Estimated frequency of each byte value in prompts: prose, code, logs. */
+    private static final double[] BYTE_FREQUENCY = new double[256];
 
     static {
         String letters = "etaoinshrdlcumwfgypbvkjxqz";
@@ -359,7 +370,7 @@ final class TeddyScan {
             double f;
             int i = letters.indexOf(lower);
             if (i >= 0) {
-                f = 0.045 * Math.pow(0.86, i);
+                f = 0.045 * Math.pow(0.86, i) * (lower == b ? 1 : 0.2);
             } else if (b == ' ') {
                 f = 0.12;
             } else if (b >= '0' && b <= '9') {
@@ -371,7 +382,7 @@ final class TeddyScan {
             } else {
                 f = 0.0005;
             }
-            FOLDED_FREQUENCY[(b | 0x20) & 0xff] += f;
+            BYTE_FREQUENCY[b] = f;
         }
     }
 }
