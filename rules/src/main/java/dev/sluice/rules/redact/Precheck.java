@@ -4,6 +4,12 @@ package dev.sluice.rules.redact;
  * A cheap test a detector may run at a keyword hit before its pattern: when it answers false the
  * pattern is not run there. It must never answer false where the pattern could match (a false positive
  * only costs a pattern run; a false negative would let a credential through).
+ *
+ * <p>In JSON bodies the {@link StreamingRedactor} may also run it on raw JSON text in which quotes are
+ * written {@code \"} (every backslash before {@code limit} is such an escape): the answer there must be
+ * true wherever it would be true for the same text without those backslashes. The built-in prechecks
+ * treat a backslash and a quote alike (both end names and values, and a backslash before a quote is
+ * skipped), so they qualify.
  */
 @FunctionalInterface
 public interface Precheck {

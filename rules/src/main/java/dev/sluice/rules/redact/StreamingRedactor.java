@@ -383,10 +383,23 @@ public final class StreamingRedactor {
             }
             wordBefore = decodedByteBefore(start);
         }
-        // the raw bytes are the decoded text up to the first backslash: a precheck that needs more answers
-        // true there, and the hit then waits for the check on decoded text in resolve
+        // the raw bytes are the decoded text up to the first escape other than \" (which prechecks read as
+        // a quote, see Precheck): a precheck that needs more answers true there, and the hit then waits for
+        // the check on decoded text in resolve
         int limit = Math.min(rawLen, start + PRECHECK_RAW_BYTES);
-        addHit(keyword, start, wordBefore, raw, start, indexOfBackslash(raw, start, limit), decisive, false);
+        addHit(keyword, start, wordBefore, raw, start, precheckLimit(start, limit), decisive, false);
+    }
+
+    /** The first backslash in {@code raw[from, to)} that does not begin a {@code \"} escape, or {@code to}. */
+    private int precheckLimit(int from, int to) {
+        int i = from;
+        while (true) {
+            int b = indexOfBackslash(raw, i, to);
+            if (b >= to || b + 1 >= rawLen || raw[b + 1] != '"' || b == 0 || raw[b - 1] == '\\') {
+                return b;
+            }
+            i = b + 2;
+        }
     }
 
     /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */

@@ -87,4 +87,35 @@ class PrecheckTest {
         byte[] aws = "aws_secret = abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN;".getBytes(StandardCharsets.US_ASCII);
         assertThat(BuiltinDetectors.AWS_SECRET_ACCESS_KEY.precheck().mayMatch(aws, 0, aws.length)).isTrue();
     }
+
+    /**
+     * The built-in prechecks read raw JSON text with {@code \"} escapes as the text without the
+     * backslashes (see the class comment of {@link Precheck}): never false where the unescaped text gives
+     * true.
+     */
+    @Test
+    void builtinPrechecksReadEscapedQuotesAsQuotes() {
+        Random random = new Random(11);
+        String[] pieces = {"=", ":", ":=", "=>", " ", "\"", "'", ",", ")", ".", "a", "Z", "9", "_", "-", "x7Hq", "os.env",
+            "Kp2Zr8", "A1b2C3d4E5f6G7h8", "@", "/", "://"};
+        for (Detector d : List.of(BuiltinDetectors.GENERIC_SECRET, BuiltinDetectors.AWS_SECRET_ACCESS_KEY,
+                BuiltinDetectors.URL_PASSWORD)) {
+            int trueCount = 0;
+            for (int round = 0; round < 30_000; round++) {
+                String label = d.keywords().get(random.nextInt(d.keywords().size()));
+                StringBuilder b = new StringBuilder(label);
+                int n = random.nextInt(14);
+                for (int k = 0; k < n; k++) {
+                    b.append(pieces[random.nextInt(pieces.length)]);
+                }
+                byte[] plain = b.toString().getBytes(StandardCharsets.ISO_8859_1);
+                byte[] escaped = b.toString().replace("\"", "\\\"").getBytes(StandardCharsets.ISO_8859_1);
+                if (d.precheck().mayMatch(plain, 0, plain.length)) {
+                    trueCount++;
+                    assertThat(d.precheck().mayMatch(escaped, 0, escaped.length)).as("%s: %s", d.id(), b).isTrue();
+                }
+            }
+            assertThat(trueCount).as(d.id()).isGreaterThan(100);
+        }
+    }
 }
