@@ -164,13 +164,16 @@ final class TeddyScan {
             int flagged = (int) r;
             for (int f = 0; f < flagged; f++) {
                 int at = flaggedAt[f];
-                for (int q = 0; q < 4; q++) {
-                    long lanes = (long) LANES.get(flaggedLanes, STEP * f + 8 * q);
-                    while (lanes != 0) {
-                        int shift = Long.numberOfTrailingZeros(lanes) & ~7;
-                        lanes &= ~(0xffL << shift);
-                        verify(buf, at + 8 * q + (shift >>> 3), limit, sink);
-                    }
+                int o = STEP * f;
+                // one bit per non-zero lane, so one loop visits the step's candidates
+                long positions = nonZeroBytes((long) LANES.get(flaggedLanes, o))
+                        | nonZeroBytes((long) LANES.get(flaggedLanes, o + 8)) << 8
+                        | nonZeroBytes((long) LANES.get(flaggedLanes, o + 16)) << 16
+                        | nonZeroBytes((long) LANES.get(flaggedLanes, o + 24)) << 24;
+                while (positions != 0) {
+                    int lane = Long.numberOfTrailingZeros(positions);
+                    positions &= positions - 1;
+                    verify(buf, at + lane, limit, sink);
                 }
             }
         }
@@ -179,6 +182,12 @@ final class TeddyScan {
 
     private static final java.lang.invoke.VarHandle LANES =
             java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+    /** Bit {@code i} set when byte {@code i} (little-endian) of {@code lanes} is not zero. */
+    private static long nonZeroBytes(long lanes) {
+        long high = ((lanes & 0x7F7F7F7F7F7F7F7FL) + 0x7F7F7F7F7F7F7F7FL | lanes) & 0x8080808080808080L;
+        return ((high >>> 7) * 0x0102040810204080L) >>> 56;
+    }
 
     /**
      * The high nibble of each byte: shifted as 16-bit lanes (one instruction; x86 has no byte shift,
