@@ -61,6 +61,10 @@ final class TeddyScan {
     private final int[] prefix;
     private final int[] prefixFold;
     private final int[] prefixMask;
+    /** The same for bytes 4 to 11 of each keyword, as one little-endian long. */
+    private final long[] middle;
+    private final long[] middleFold;
+    private final long[] middleMask;
 
     /**
      * Answers whether the vector scan can run here: the module is present (the caller checked) and the
@@ -79,6 +83,9 @@ final class TeddyScan {
         this.prefix = new int[keywordBytes.length];
         this.prefixFold = new int[keywordBytes.length];
         this.prefixMask = new int[keywordBytes.length];
+        this.middle = new long[keywordBytes.length];
+        this.middleFold = new long[keywordBytes.length];
+        this.middleMask = new long[keywordBytes.length];
         java.util.Map<Integer, List<Integer>> groupsByPrefix = new java.util.TreeMap<>();
         for (int k = 0; k < keywordBytes.length; k++) {
             byte[] kw = keywordBytes[k];
@@ -90,6 +97,13 @@ final class TeddyScan {
                     prefixFold[k] |= 0x20 << (8 * i);
                 }
                 folded |= ((kw[i] | 0x20) & 0xff) << (8 * i);
+            }
+            for (int i = 4; i < Math.min(12, kw.length); i++) {
+                middle[k] |= (kw[i] & 0xffL) << (8 * (i - 4));
+                middleMask[k] |= 0xffL << (8 * (i - 4));
+                if (kw[i] >= 'a' && kw[i] <= 'z') {
+                    middleFold[k] |= 0x20L << (8 * (i - 4));
+                }
             }
             groupsByPrefix.computeIfAbsent(folded & 0xffff, x -> new ArrayList<>()).add(k);
         }
@@ -310,9 +324,21 @@ final class TeddyScan {
             }
             byte[] kw = keywordBytes[k];
             int end = start + kw.length;
-            if (end <= limit && (kw.length <= 4 || KeywordPrefilter.matchesAt(buf, start, kw, 4))) {
-                sink.hit(k, end);
+            if (end > limit) {
+                continue;
             }
+            if (kw.length > 4) {
+                if (start + 12 <= buf.length) {
+                    long m = (long) LANES.get(buf, start + 4);
+                    if (((m | middleFold[k]) & middleMask[k]) != middle[k]
+                            || (kw.length > 12 && !KeywordPrefilter.matchesAt(buf, start, kw, 12))) {
+                        continue;
+                    }
+                } else if (!KeywordPrefilter.matchesAt(buf, start, kw, 4)) {
+                    continue;
+                }
+            }
+            sink.hit(k, end);
         }
     }
 
