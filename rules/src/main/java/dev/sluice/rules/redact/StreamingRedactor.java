@@ -403,7 +403,7 @@ public final class StreamingRedactor {
     }
 
     /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */
-    private static final int PRECHECK_RAW_BYTES = 64;
+    private static final int PRECHECK_RAW_BYTES = 32;
     private static final long TOP_SIX_BYTES = 0xFFFFFFFFFFFF0000L;
 
     /** Answers whether {@code raw[i - 6, i)} holds no backslash ({@code i >= 8}). */

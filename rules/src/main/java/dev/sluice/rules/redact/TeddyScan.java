@@ -292,6 +292,13 @@ final class TeddyScan {
                 }
             }
         }
+        // two steps at a time while no quote is near
+        for (; i + 2 * STEP <= to; i += 2 * STEP) {
+            if (ByteVector.fromArray(SPECIES, a, i).eq(quote).or(ByteVector.fromArray(SPECIES, a, i + STEP).eq(quote))
+                    .anyTrue()) {
+                break;
+            }
+        }
         for (; i + STEP <= to; i += STEP) {
             VectorMask<Byte> quotes = ByteVector.fromArray(SPECIES, a, i).eq(quote);
             if (quotes.anyTrue()) {
