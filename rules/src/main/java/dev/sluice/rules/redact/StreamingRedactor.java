@@ -52,8 +52,7 @@ import java.util.regex.Matcher;
  *       text are the same), and again on the decoded window before the pattern.</li>
  * </ul>
  * Every backslash is read as the start of an escape, inside strings or not (valid JSON has none outside
- * strings); an escape that JSON does not define is kept as a literal backslash. String boundaries
- * (unescaped quotes) are tracked as output is released, for the replacement rules below.
+ * strings); an escape that JSON does not define is kept as a literal backslash.
  *
  * <h2>Carry-over window and memory</h2>
  * Bytes are released only when no match can still cover them: the last raw bytes are always held back —
@@ -70,8 +69,9 @@ import java.util.regex.Matcher;
  * <ul>
  *   <li>{@link RedactionAction#REDACT}: output is the body with secrets replaced. In JSON mode a
  *       replacement is made inside the JSON string that held the secret (its raw, escaped span is
- *       replaced, so the output stays valid JSON); a match that spans string boundaries keeps the quotes
- *       and the JSON punctuation between the strings.</li>
+ *       replaced, so the output stays valid JSON); a match that spans string boundaries keeps its
+ *       unescaped quotes and the pieces between them made only of JSON punctuation and whitespace
+ *       ({@code , : [ ] { }}), which is what separates strings; every other piece is replaced.</li>
  *   <li>{@link RedactionAction#BLOCK}: output as for REDACT until the first match; from then on
  *       {@link #blocked()} is true and nothing more is returned, so no byte of a secret is released. The
  *       caller answers 403 {@code credential_detected} (and aborts any upstream request already
@@ -139,10 +139,6 @@ public final class StreamingRedactor {
     private long[] mEnd = new long[8];
     private int[] mDet = new int[8];
     private int mCount;
-
-    // JSON string state: whether the byte at absolute offset quotesTo is inside a string
-    private long quotesTo;
-    private boolean inString;
 
     // decoded window (JSON): win[0, winLen) decoded from raw bytes, described by segments: segment j starts
     // at decoded index segDec[j] and raw index segRaw[j]; segRawLen[j] is 0 for a run of literal bytes
@@ -769,7 +765,6 @@ public final class StreamingRedactor {
             rawEmitted = me;
             return;
         }
-        trackQuotes(ms);
         int end = (int) (me - rawBase);
         int piece = (int) (ms - rawBase);
         for (int q = indexOfQuote(raw, piece, end); q < end; q = indexOfQuote(raw, q + 1, end)) {
@@ -778,48 +773,38 @@ public final class StreamingRedactor {
             }
             writePiece(piece, q, d, write);
             copyRaw(rawBase + q + 1, write); // the quote itself
-            inString = !inString;
             piece = q + 1;
         }
         writePiece(piece, end, d, write);
-        quotesTo = me;
     }
 
-    /** Writes the replacement for raw {@code [from, to)}, or keeps it when it is JSON punctuation between strings. */
+    /**
+     * Writes the replacement for raw {@code [from, to)}, or keeps it when it is only JSON punctuation and
+     * whitespace (what separates strings; inside a string such a piece holds no letter or digit of a
+     * secret).
+     */
     private void writePiece(int from, int to, int d, boolean write) {
         if (from >= to) {
             return;
         }
-        if (inString || !structuralOnly(from, to)) {
-            writeBytes(replacements[d], write);
-        } else {
+        if (punctuationOnly(from, to)) {
             copyRaw(rawBase + to, write);
+        } else {
+            writeBytes(replacements[d], write);
         }
         rawEmitted = rawBase + to;
     }
 
-    /** Answers whether raw bytes are only JSON punctuation, whitespace, number or literal characters. */
-    private boolean structuralOnly(int from, int to) {
+    private boolean punctuationOnly(int from, int to) {
         for (int p = from; p < to; p++) {
-            if ("{}[],: \t\r\n0123456789.eE+-truefalsn".indexOf(raw[p]) < 0) {
-                return false;
+            switch (raw[p]) {
+                case '{': case '}': case '[': case ']': case ',': case ':': case ' ': case '\t': case '\r': case '\n':
+                    break;
+                default:
+                    return false;
             }
         }
         return true;
-    }
-
-    /** JSON: advances the string state from {@link #quotesTo} to absolute offset {@code to}. */
-    private void trackQuotes(long to) {
-        if (to <= quotesTo) {
-            return;
-        }
-        int end = (int) (to - rawBase);
-        for (int q = indexOfQuote(raw, (int) (quotesTo - rawBase), end); q < end; q = indexOfQuote(raw, q + 1, end)) {
-            if (!escaped(q)) {
-                inString = !inString;
-            }
-        }
-        quotesTo = to;
     }
 
     private byte[] takeOutput() {
@@ -1154,7 +1139,6 @@ public final class StreamingRedactor {
             return;
         }
         if (json) {
-            trackQuotes(keep);
             baseEscaped = escaped(drop);
         }
         System.arraycopy(raw, drop, raw, 0, rawLen - drop);

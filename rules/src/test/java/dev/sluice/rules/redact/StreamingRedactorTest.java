@@ -133,6 +133,21 @@ class StreamingRedactorTest {
         assertThat(tree.get("lines")).hasSize(4).allSatisfy(n -> assertThat(n.asText()).isEqualTo("[REDACTED:private-key-pem]"));
     }
 
+    /**
+     * A match across strings: its quotes and the punctuation between the strings stay, every other piece
+     * is replaced — digits inside a string too — and the JSON still parses.
+     */
+    @Test
+    void matchAcrossStringsReplacesEveryPieceButPunctuation() throws Exception {
+        DetectorSet set = DetectorSet.of(List.of(Detector.custom("ticket", java.util.regex.Pattern.compile(
+                "zq-[0-9]+\",\\s*\"[0-9]+\",\\s*\"[a-z0-9]+"), List.of("zq-"), 100)));
+        String body = "{\"a\": [\"zq-123\", \"456\",\n  \"x9\"], \"n\": 4}";
+        Fakes.Run run = Fakes.run(set, BodyFormat.JSON, RedactionAction.REDACT, body);
+        assertThat(run.output()).isEqualTo(
+                "{\"a\": [\"[REDACTED:ticket]\", \"[REDACTED:ticket]\",\n  \"[REDACTED:ticket]\"], \"n\": 4}");
+        assertThat(JSON.readTree(run.output()).get("n").asInt()).isEqualTo(4);
+    }
+
     @Test
     void generatedJsonWithManySecretsStaysValid() throws Exception {
         Fakes f = new Fakes(5);
