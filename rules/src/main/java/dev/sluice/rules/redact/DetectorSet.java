@@ -19,6 +19,12 @@ public final class DetectorSet {
     private final KeywordPrefilter prefilter;
     private final int maxLength;
     private final int holdback;
+    /** Per detector: its precheck or null, and whether its keywords count only at a word start. */
+    final Precheck[] prechecks;
+    final boolean[] wordStartOnly;
+    /** Per keyword of the prefilter: all its detectors need a word start; one of them has a precheck. */
+    final boolean[] keywordWordStartOnly;
+    final boolean[] keywordPrechecked;
 
     private DetectorSet(List<Detector> detectors) {
         this.detectors = List.copyOf(detectors);
@@ -31,6 +37,25 @@ public final class DetectorSet {
         }
         this.maxLength = maxLen;
         this.holdback = prefilter.maxKeywordLength() + maxBefore + CONTEXT_BYTES;
+        int n = this.detectors.size();
+        this.prechecks = new Precheck[n];
+        this.wordStartOnly = new boolean[n];
+        for (int d = 0; d < n; d++) {
+            prechecks[d] = this.detectors.get(d).precheck();
+            wordStartOnly[d] = this.detectors.get(d).keywordAtWordStart();
+        }
+        int keywords = prefilter.keywords().size();
+        this.keywordWordStartOnly = new boolean[keywords];
+        this.keywordPrechecked = new boolean[keywords];
+        for (int k = 0; k < keywords; k++) {
+            int[] ds = prefilter.detectorsOf(k);
+            boolean all = ds.length > 0;
+            for (int d : ds) {
+                all &= wordStartOnly[d];
+                keywordPrechecked[k] |= prechecks[d] != null;
+            }
+            keywordWordStartOnly[k] = all;
+        }
     }
 
     /**

@@ -113,6 +113,10 @@ public final class StreamingRedactor {
     private final int holdback;
     private final byte[][] replacements;
     private final Matcher[] matchers;
+    private final Precheck[] prechecks;
+    private final boolean[] wordStartOnly;
+    private final boolean[] keywordWordStartOnly;
+    private final boolean[] keywordPrechecked;
     private final Latin1 view = new Latin1();
     private final KeywordPrefilter.HitSink sink = this::onHit;
 
@@ -195,6 +199,10 @@ public final class StreamingRedactor {
         }
         this.matchers = new Matcher[detectors.size()];
         this.counts = new long[detectors.size()];
+        this.prechecks = set.prechecks;
+        this.wordStartOnly = set.wordStartOnly;
+        this.keywordWordStartOnly = set.keywordWordStartOnly;
+        this.keywordPrechecked = set.keywordPrechecked;
     }
 
     /**
@@ -379,11 +387,25 @@ public final class StreamingRedactor {
             }
             wordBefore = decodedByteBefore(start);
         }
+        if (keywordWordStartOnly[keyword] && isAlnum(wordBefore)) {
+            return;
+        }
         // the raw bytes are the decoded text up to the first escape other than \" (which prechecks read as
         // a quote, see Precheck): a precheck that needs more answers true there, and the hit then waits for
         // the check on decoded text in resolve
-        int limit = Math.min(rawLen, start + PRECHECK_RAW_BYTES);
-        addHit(keyword, start, wordBefore, raw, start, precheckLimit(start, limit), decisive, false);
+        int limit = keywordPrechecked[keyword] ? precheckLimit(start, Math.min(rawLen, start + PRECHECK_RAW_BYTES))
+                : start;
+        addHit(keyword, start, wordBefore, raw, start, limit, decisive, false);
+    }
+
+    /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */
+    private static final int PRECHECK_RAW_BYTES = 32;
+    private static final long TOP_SIX_BYTES = 0xFFFFFFFFFFFF0000L;
+
+    /** Answers whether {@code raw[i - 6, i)} holds no backslash ({@code i >= 8}). */
+    private boolean noBackslashInSixBefore(int i) {
+        long x = (long) LONGS.get(raw, i - 8) ^ BACKSLASHES;
+        return ((x - ONES) & ~x & HIGHS & TOP_SIX_BYTES) == 0;
     }
 
     /** The first backslash in {@code raw[from, to)} that does not begin a {@code \"} escape, or {@code to}. */
@@ -398,16 +420,6 @@ public final class StreamingRedactor {
         }
     }
 
-    /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */
-    private static final int PRECHECK_RAW_BYTES = 32;
-    private static final long TOP_SIX_BYTES = 0xFFFFFFFFFFFF0000L;
-
-    /** Answers whether {@code raw[i - 6, i)} holds no backslash ({@code i >= 8}). */
-    private boolean noBackslashInSixBefore(int i) {
-        long x = (long) LONGS.get(raw, i - 8) ^ BACKSLASHES;
-        return ((x - ONES) & ~x & HIGHS & TOP_SIX_BYTES) == 0;
-    }
-
     /**
      * Records the detectors of {@code keyword} at raw index {@code rawStart} that pass their word-start
      * condition and precheck; the precheck runs on {@code text[at, limit)} when {@code decisive}. With
@@ -418,12 +430,11 @@ public final class StreamingRedactor {
                         boolean dedupe) {
         boolean wordStart = !isAlnum(wordBefore);
         for (int d : prefilter.detectorsOf(keyword)) {
-            Detector det = detectorArray[d];
-            if (!wordStart && det.keywordAtWordStart()) {
+            if (!wordStart && wordStartOnly[d]) {
                 continue;
             }
             // run the precheck now when its look-ahead has arrived: most hits of common keywords end here
-            Precheck pre = det.precheck();
+            Precheck pre = prechecks[d];
             if (pre != null && decisive && !pre.mayMatch(text, at, limit)) {
                 continue;
             }
