@@ -120,37 +120,56 @@ final class TeddyScan {
         for (int k = 0; k < keywordBytes.length; k++) {
             groups.add(Group.of(keywordBytes[k]));
         }
-        // agglomerative grouping into BUCKETS: merge the pair whose union adds the least expected matches
-        while (groups.size() > BUCKETS) {
+        // agglomerative grouping into BUCKETS: merge the pair whose union adds the fewest expected
+        // matches; pair costs are kept and only those of the merged group recomputed
+        int n = groups.size();
+        double[][] added = new double[n][n];
+        for (int i = 0; i < n; i++) {
+            for (int j = i + 1; j < n; j++) {
+                added[i][j] = addedCost(groups.get(i), groups.get(j));
+            }
+        }
+        boolean[] gone = new boolean[n];
+        for (int left = n; left > BUCKETS; left--) {
             double best = Double.MAX_VALUE;
             int bi = -1;
             int bj = -1;
-            for (int i = 0; i < groups.size(); i++) {
-                for (int j = i + 1; j < groups.size(); j++) {
-                    Group a = groups.get(i);
-                    Group b = groups.get(j);
-                    double added = a.merge(b).cost() - a.cost() - b.cost();
-                    if (added < best) {
-                        best = added;
+            for (int i = 0; i < n; i++) {
+                for (int j = i + 1; j < n && !gone[i]; j++) {
+                    if (!gone[j] && added[i][j] < best) {
+                        best = added[i][j];
                         bi = i;
                         bj = j;
                     }
                 }
             }
             groups.set(bi, groups.get(bi).merge(groups.get(bj)));
-            groups.remove(bj);
+            gone[bj] = true;
+            for (int k = 0; k < n; k++) {
+                if (!gone[k] && k != bi) {
+                    double c = addedCost(groups.get(Math.min(k, bi)), groups.get(Math.max(k, bi)));
+                    added[Math.min(k, bi)][Math.max(k, bi)] = c;
+                }
+            }
         }
+        List<Group> kept = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            if (!gone[i]) {
+                kept.add(groups.get(i));
+            }
+        }
+        groups = kept;
         for (int j = 0; j < groups.size(); j++) {
             Group g = groups.get(j);
             int bank = j / 8;
             byte bit = (byte) (1 << (j % 8));
             for (int p = 0; p < FINGERPRINT; p++) {
-                for (int n = 0; n < 16; n++) {
-                    if ((g.lo[p] >>> n & 1) != 0) {
-                        tables[2 * (4 * bank + p)][n] |= bit;
+                for (int nibble = 0; nibble < 16; nibble++) {
+                    if ((g.lo[p] >>> nibble & 1) != 0) {
+                        tables[2 * (4 * bank + p)][nibble] |= bit;
                     }
-                    if ((g.hi[p] >>> n & 1) != 0) {
-                        tables[2 * (4 * bank + p) + 1][n] |= bit;
+                    if ((g.hi[p] >>> nibble & 1) != 0) {
+                        tables[2 * (4 * bank + p) + 1][nibble] |= bit;
                     }
                 }
             }
@@ -349,6 +368,10 @@ final class TeddyScan {
         }
     }
 
+    private static double addedCost(Group a, Group b) {
+        return a.merge(b).cost() - a.cost() - b.cost();
+    }
+
     /** Keywords sharing a bucket and the nibble sets their fingerprints admit at each position. */
     private record Group(int[] lo, int[] hi, double cost) {
 
@@ -381,7 +404,11 @@ final class TeddyScan {
             return new Group(lo, hi, cost(lo, hi));
         }
 
-        /** Estimated probability that a text position matches this fingerprint. */
+        /**
+         * Expected number of positions of the built-in sample text ({@link #SAMPLE}) that match this
+         * fingerprint: the positions that do, plus the probability from byte frequencies times the
+         * sample's length (which tells apart groups that match none of it).
+         */
         private static double cost(int[] lo, int[] hi) {
             double c = 1;
             for (int p = 0; p < FINGERPRINT; p++) {
@@ -398,7 +425,56 @@ final class TeddyScan {
                 }
                 c *= Math.min(1, w);
             }
-            return c;
+            return SAMPLE.matches(lo, hi) + c * SAMPLE.positions;
+        }
+    }
+
+    /**
+     * A small sample of prompt-like text (prose, code, logs, JSON; {@code teddy-sample.txt} next to this
+     * class), as its distinct four-byte windows with their counts: the grouping counts how many windows
+     * a fingerprint admits, which a byte-frequency estimate cannot (it misses that "qu" or "api." are
+     * common). Empty if the resource is missing.
+     */
+    private static final Sample SAMPLE = Sample.load();
+
+    private record Sample(int[] windows, int[] counts, int positions) {
+
+        static Sample load() {
+            byte[] text;
+            try (var in = TeddyScan.class.getResourceAsStream("teddy-sample.txt")) {
+                text = in == null ? new byte[0] : in.readAllBytes();
+            } catch (java.io.IOException e) {
+                text = new byte[0];
+            }
+            java.util.Map<Integer, Integer> distinct = new java.util.HashMap<>();
+            for (int i = 0; i + FINGERPRINT <= text.length; i++) {
+                int w = (text[i] & 0xff) | (text[i + 1] & 0xff) << 8 | (text[i + 2] & 0xff) << 16 | (text[i + 3] & 0xff) << 24;
+                distinct.merge(w, 1, Integer::sum);
+            }
+            int[] windows = new int[distinct.size()];
+            int[] counts = new int[distinct.size()];
+            int k = 0;
+            for (var e : distinct.entrySet()) {
+                windows[k] = e.getKey();
+                counts[k++] = e.getValue();
+            }
+            return new Sample(windows, counts, Math.max(0, text.length - FINGERPRINT + 1));
+        }
+
+        int matches(int[] lo, int[] hi) {
+            int n = 0;
+            for (int k = 0; k < windows.length; k++) {
+                int w = windows[k];
+                boolean all = true;
+                for (int p = 0; p < FINGERPRINT && all; p++) {
+                    int b = w >>> (8 * p) & 0xff;
+                    all = (lo[p] >>> (b & 15) & 1) != 0 && (hi[p] >>> (b >>> 4) & 1) != 0;
+                }
+                if (all) {
+                    n += counts[k];
+                }
+            }
+            return n;
         }
     }
 
