@@ -191,6 +191,9 @@ public final class SluiceServer implements AutoCloseable {
         ready = true;
         log.info("sluice listening: explicit={} admin={} transparent={} dns={} transport={} policy={} sha256={}",
                 proxyAddress, adminAddress, transparentAddress, dnsAddress, transport.name(), policies.current().source(), policies.current().sha256Hex());
+        log.info("redaction keyword scan: {}", policies.current().redaction().detectors().prefilter().vectorized()
+                ? "vector (jdk.incubator.vector)"
+                : "scalar (start the JVM with --add-modules jdk.incubator.vector, as ./sluice does, for the vector scan)");
     }
 
     private ServerBootstrap listener(ChannelHandler childHandler) {
