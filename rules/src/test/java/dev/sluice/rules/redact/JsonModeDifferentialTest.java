@@ -26,6 +26,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -889,6 +890,171 @@ class JsonModeDifferentialTest {
             splits.add(cuts);
             return splits;
         }
+    }
+
+    // ------------------------------------------------------------------ reduced failures (disabled until fixed)
+
+    static Outcome plain(String text) throws BodyTooLargeException {
+        return redact(BodyFormat.PLAIN, text.getBytes(StandardCharsets.UTF_8), WHOLE, false);
+    }
+
+    static Outcome json(String body) throws BodyTooLargeException {
+        return redact(BodyFormat.JSON, body.getBytes(StandardCharsets.UTF_8), WHOLE, false);
+    }
+
+    /** The decoded string {@code "a"} of a JSON-mode output {@code {"a": ...}}. */
+    static String valueOfA(Outcome o) throws Exception {
+        return MAPPER.readTree(o.output()).get("a").asText();
+    }
+
+    /**
+     * A hit inside a pending match of its own detector is skipped as covered even where its own match
+     * reaches past that match. Here the generic-secret value {@code PROD_TOKEN:} covers the label
+     * {@code TOKEN}, so the value after it is never redacted: PLAIN and JSON alike.
+     */
+    @Test
+    @Disabled("repro: a hit skipped as covered leaks a secret that extends past the covering match")
+    void reproHitSkippedAsCoveredLeaksASecretThatExtendsPastTheCoveringMatch() throws Exception {
+        String value = Gen.value(new Fakes(31), 24);
+        String text = "api_key=PROD_TOKEN: " + value;
+        assertThat(plain(text).text()).isEqualTo("api_key=[REDACTED:generic-secret] [REDACTED:generic-secret]");
+        assertThat(valueOfA(json("{\"a\":" + Fakes.jsonString(text, false, false) + "}"))).doesNotContain(value);
+    }
+
+    /**
+     * A match merged with an overlapping match of another detector takes the earlier detector's name and
+     * the union of both ranges; a later hit of that detector inside the union is skipped as covered.
+     * Here the generic-secret value {@code S1-secret-access-key:} merges with the first AWS match and covers
+     * the second label, and the second secret ({@code -xxxx} makes the generic value a placeholder) leaks.
+     */
+    @Test
+    @Disabled("repro: a merged match covers the label of the next secret, which then leaks")
+    void reproMergedMatchCoversTheLabelOfTheNextSecret() throws Exception {
+        Fakes f = new Fakes(32);
+        String first = f.of(B64, 40);
+        String second = f.of(B64, 40);
+        String text = "secret-access-key: " + first + "-secret-access-key: " + second + "-xxxx";
+        Outcome p = plain(text);
+        assertThat(p.text()).doesNotContain(second);
+        assertThat(p.findings()).isEqualTo(Map.of("aws-secret-access-key", 2L));
+        assertThat(valueOfA(json("{\"a\":" + Fakes.jsonString(text, false, false) + "}"))).doesNotContain(second);
+    }
+
+    /**
+     * JSON: a keyword found through an escape trigger is added to the pending hits after the literal
+     * keywords of the same scan, so hits are no longer resolved in position order and the "covered" test
+     * of {@link #reproHitSkippedAsCoveredLeaksASecretThatExtendsPastTheCoveringMatch} answers differently:
+     * escaping one letter of the first label changes the findings (and the output).
+     */
+    @Test
+    @Disabled("repro: escaping a keyword letter changes the findings (hits resolved out of order)")
+    void reproKeywordFoundThroughAnEscapeIsResolvedAfterALaterLiteralOne() throws Exception {
+        Outcome literal = json("{\"a\":\"apikey=API_KEY: PRIVAT6r\"}");
+        Outcome escaped = json("{\"a\":\"api\\u006Bey=API_KEY: PRIVAT6r\"}");
+        assertThat(escaped.findings()).isEqualTo(literal.findings());
+        assertThat(valueOfA(escaped)).isEqualTo(valueOfA(literal));
+    }
+
+    /**
+     * The same out-of-order resolution, the other way round: with the {@code s} of {@code sk-ant-}
+     * escaped, the generic match at {@code APIKEY} is resolved before the Anthropic one and covers the
+     * label {@code TOKEN}; its value, which runs past the generic match (capped at 128 bytes), keeps its
+     * tail in JSON mode, while PLAIN mode (hits in position order) redacts it all.
+     */
+    @Test
+    @Disabled("repro: JSON leaks the tail of a secret that PLAIN redacts (escaped keyword resolved late)")
+    void reproEscapedKeywordResolvedLateLeavesTheTailOfTheNextValue() throws Exception {
+        Fakes f = new Fakes(34);
+        String key = "sk-ant-" + "api03-" + f.of(URLSAFE, 93) + "AA";
+        String tail = f.of(ALNUM, 19);
+        String text = "APIKEY=" + key + "\u00a0\ud83d\ude00TOKEN=.-" + tail;
+        String body = "{\"a\":" + Fakes.jsonString(text, false, false).replace("sk-ant-", "\\u0073k-ant-") + "}";
+        assertThat(MAPPER.readTree(body).get("a").asText()).isEqualTo(text);
+        Outcome p = plain(text);
+        assertThat(p.text()).isEqualTo("APIKEY=[REDACTED:anthropic-api-key]");
+        assertThat(valueOfA(json(body))).isEqualTo(p.text());
+    }
+
+    /**
+     * A match is released (emitted) once the hold-back has passed its start, even when a hit of another
+     * detector inside it is still pending; that hit's match is then clipped to start after the released
+     * one and counted apart. So the findings depend on how much text follows: with a JSON Web Token
+     * inside a generic-secret value, PLAIN reports {generic-secret=1, jwt=1} when 400 bytes follow and
+     * {jwt=1} when a few do; JSON mode (a longer hold-back) reports {jwt=1} for both.
+     */
+    @Test
+    @Disabled("repro: a match released while a hit inside it is pending makes findings depend on what follows")
+    void reproMatchReleasedWhileAHitInsideItIsPending() throws Exception {
+        Fakes f = new Fakes(35);
+        String jwt = "eyJ" + f.of(URLSAFE, 30) + ".eyJ" + f.of(URLSAFE, 60) + "." + f.of(URLSAFE, 43);
+        String shortText = "secret:wt=" + jwt + "\n";
+        String longText = shortText + "lorem ipsum ".repeat(34);
+        assertThat(plain(longText).findings()).isEqualTo(plain(shortText).findings());
+        assertThat(json("{\"a\":" + Fakes.jsonString(longText, false, false) + "}").findings())
+                .isEqualTo(plain(longText).findings());
+    }
+
+    /**
+     * JSON: the look-behind context decoded before a keyword is {@link DetectorSet#CONTEXT_BYTES} (16)
+     * raw bytes, but the url-password pattern looks up to 21 characters back for a letter of the scheme
+     * ({@code (?<=[A-Za-z][A-Za-z0-9+.-]{0,20})://}); with the scheme's digits and dots written as
+     * {@code &#92;uXXXX} escapes (or 16 digits after its letter) the letter is outside the window and the password
+     * is missed. PLAIN mode finds it.
+     */
+    @Test
+    @Disabled("repro: url-password missed in JSON when the scheme's letter is over 16 raw bytes before ://")
+    void reproUrlPasswordAfterASchemeEndingInEscapedDigits() throws Exception {
+        String pw = Gen.value(new Fakes(36), 16);
+        String text = "DATABASE_URL=s1.0://app:" + pw + "@db.internal/app";
+        assertThat(plain(text).findings()).isEqualTo(Map.of("url-password", 1L));
+        String body = "{\"a\":\"DATABASE_URL=\\u0073\\u0031\\u002e\\u0030://app:" + pw + "@db.internal/app\"}";
+        assertThat(MAPPER.readTree(body).get("a").asText()).isEqualTo(text);
+        assertThat(json(body).findings()).isEqualTo(Map.of("url-password", 1L));
+        String digits = "DATABASE_URL=a1234567890123456://app:" + pw + "@db.internal/app";
+        assertThat(plain(digits).findings()).isEqualTo(Map.of("url-password", 1L));
+        assertThat(json("{\"a\":\"" + digits + "\"}").findings()).isEqualTo(Map.of("url-password", 1L));
+    }
+
+    /**
+     * The generic-secret value is capped at 128 bytes, and a non-ASCII character may straddle the cap:
+     * the replacement then ends in the middle of its UTF-8 bytes, and the continuation bytes left behind
+     * make the PLAIN output invalid UTF-8 (Japanese text after {@code password: } is enough).
+     */
+    @Test
+    @Disabled("repro: PLAIN output is not UTF-8 when a secret's byte cap cuts a character in two")
+    void reproPlainCutsAUtf8CharacterInTwo() throws Exception {
+        String japanese = "\u30d1\u30b9\u30ef\u30fc\u30c9\u306f\u7ba1\u7406\u8005\u306b\u554f\u3044\u5408\u308f\u305b\u3066"
+                .repeat(3);
+        String text = "password: " + japanese;
+        assertThat(validUtf8(plain(text).output())).as(javaString(plain(text).text())).isTrue();
+    }
+
+    /**
+     * The same cut in JSON mode, with the character written as UTF-8 (not escaped): the output is not
+     * valid UTF-8, so not valid JSON. (With the character escaped, the whole escape is replaced and the
+     * output stays valid.)
+     */
+    @Test
+    @Disabled("repro: JSON output does not parse when a secret's byte cap cuts a literal UTF-8 character")
+    void reproJsonOutputDoesNotParseWhenTheCapCutsALiteralCharacter() throws Exception {
+        String value = Gen.value(new Fakes(37), 127);
+        Outcome o = json("{\"a\":\"secret:" + value + "\u00e9\"}");
+        assertThat(o.findings()).isEqualTo(Map.of("generic-secret", 1L));
+        assertThat(validUtf8(o.output())).isTrue();
+        assertThat(valueOfA(o)).isEqualTo("secret:[REDACTED:generic-secret]");
+    }
+
+    /**
+     * BuiltinDetectors: azure-storage-account-key has maxLength 100, but its pattern matches up to
+     * 10 + 2 + 1 + 2 + 88 + 2 = 105 characters; with a space on each side of {@code =} an 88-character key
+     * (86 + {@code ==}) does not fit the region and is missed, in every mode.
+     */
+    @Test
+    @Disabled("repro: azure-storage-account-key missed with spaces around '=' (maxLength 100 < longest match)")
+    void reproAzureAccountKeyWithSpacesAroundTheEqualsSign() throws Exception {
+        String key = new Fakes(38).of(B64, 86) + "==";
+        assertThat(plain("AccountKey=" + key + ";").findings()).isEqualTo(Map.of("azure-storage-account-key", 1L));
+        assertThat(plain("AccountKey = " + key + ";").findings()).isEqualTo(Map.of("azure-storage-account-key", 1L));
     }
 
     // ------------------------------------------------------------------ sanity of the harness
