@@ -132,7 +132,7 @@ public final class BuiltinDetectors {
      */
     public static final Detector AZURE_STORAGE_ACCOUNT_KEY = labelled("azure-storage-account-key",
             "Azure Storage account key (AccountKey=...)", List.of("accountkey"),
-            "(?i:accountkey)\\s{0,2}=\\s{0,2}([A-Za-z0-9+/]{86,88}={0,2})(?![A-Za-z0-9+/=])", 100, 4.0, null);
+            "(?i:accountkey)\\s{0,2}=\\s{0,2}([A-Za-z0-9+/]{86,88}={0,2})(?![A-Za-z0-9+/=])", 105, 4.0, null);
 
     /**
      * Azure Storage connection string with an account key:

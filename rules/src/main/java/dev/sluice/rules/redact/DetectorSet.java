@@ -12,8 +12,11 @@ import java.util.Set;
  */
 public final class DetectorSet {
 
-    /** Bytes of text kept before a region for look-behind assertions. */
-    static final int CONTEXT_BYTES = 16;
+    /**
+     * Characters of text kept before a region for look-behind assertions: patterns may look back this
+     * far before where their match can start (url-password's scheme check needs 21).
+     */
+    static final int CONTEXT_BYTES = 32;
 
     private final List<Detector> detectors;
     private final KeywordPrefilter prefilter;

@@ -192,7 +192,7 @@ public final class StreamingRedactor {
         this.maxBefore = before;
         // JSON: a keyword found through an escape trigger starts up to 6 × (kw - 1) raw bytes before the
         // trigger, which itself may lie in the last kw - 1 bytes not yet scanned
-        this.holdback = json ? 7 * kw + JSON_EXPANSION * before + DetectorSet.CONTEXT_BYTES + 12 : set.holdbackBytes();
+        this.holdback = json ? 7 * kw + JSON_EXPANSION * (before + DetectorSet.CONTEXT_BYTES) + 12 : set.holdbackBytes();
         this.replacements = new byte[detectors.size()][];
         for (int i = 0; i < detectors.size(); i++) {
             replacements[i] = ("[REDACTED:" + detectors.get(i).id() + "]").getBytes(StandardCharsets.US_ASCII);
@@ -461,6 +461,10 @@ public final class StreamingRedactor {
         return false;
     }
 
+    private static boolean isContinuation(byte b) {
+        return (b & 0xC0) == 0x80;
+    }
+
     private static boolean isAlnum(int b) {
         return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
     }
@@ -543,9 +547,7 @@ public final class StreamingRedactor {
             int d = hitDet[h];
             long ks = hitStart[h];
             Detector det = detectorArray[d];
-            if (covered(d, ks)) {
-                continue;
-            }
+            // no shortcut for a keyword inside a match already found: its own match may reach further
             int state = json ? resolveJson(d, det, (int) (ks - rawBase), finishing) : resolvePlain(d, det, ks, avail, finishing);
             if (state == WAIT) {
                 hitDet[w] = d;
@@ -576,7 +578,7 @@ public final class StreamingRedactor {
     }
 
     private int resolveJson(int d, Detector det, int k, boolean finishing) {
-        int from = escapeStart(Math.max(0, k - JSON_EXPANSION * det.maxCharsBeforeKeyword() - DetectorSet.CONTEXT_BYTES));
+        int from = escapeStart(Math.max(0, k - JSON_EXPANSION * (det.maxCharsBeforeKeyword() + DetectorSet.CONTEXT_BYTES)));
         // decoded bytes before the keyword are at most the raw bytes before it
         int toKeyword = k - from;
         Precheck pre = det.precheck();
@@ -635,15 +637,6 @@ public final class StreamingRedactor {
         return m;
     }
 
-    private boolean covered(int d, long pos) {
-        for (int i = 0; i < mCount; i++) {
-            if (mDet[i] == d && mStart[i] <= pos && pos < mEnd[i]) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private void accept(int d, Detector det, Matcher m, byte[] text, boolean window) {
         int g = det.secretGroup();
         int s = m.start(g);
@@ -653,6 +646,14 @@ public final class StreamingRedactor {
         }
         if (!det.accepts(new String(text, s, e - s, StandardCharsets.ISO_8859_1))) {
             return;
+        }
+        // patterns count bytes: a match may begin or end inside a UTF-8 character; replace all of it
+        for (int k = 0; k < 3 && s > 0 && isContinuation(text[s]); k++) {
+            s--;
+        }
+        int textEnd = window ? winLen : rawLen;
+        for (int k = 0; k < 3 && e < textEnd && isContinuation(text[e]); k++) {
+            e++;
         }
         if (window) {
             addMatch(rawBase + winRawStart(s), rawBase + winRawEnd(e - 1), d);
@@ -729,7 +730,13 @@ public final class StreamingRedactor {
             return;
         }
         boolean write = produce && !blocked;
+        long stop = limit;
         while (mCount > 0 && mStart[0] < limit) {
+            if (mEnd[0] > limit) {
+                // a hit still pending inside the match may extend it: keep it whole until then
+                stop = mStart[0];
+                break;
+            }
             long ms = mStart[0];
             long me = mEnd[0];
             int d = mDet[0];
@@ -741,8 +748,8 @@ public final class StreamingRedactor {
             System.arraycopy(mEnd, 1, mEnd, 0, mCount);
             System.arraycopy(mDet, 1, mDet, 0, mCount);
         }
-        if (rawEmitted < limit) {
-            copyRaw(limit, write);
+        if (rawEmitted < stop) {
+            copyRaw(stop, write);
         }
     }
 
@@ -1144,7 +1151,7 @@ public final class StreamingRedactor {
 
     private void compact() {
         long keep = Math.min(rawEmitted, unsettled(false) - (json ? 12 : 0));
-        keep = Math.max(rawBase, keep - DetectorSet.CONTEXT_BYTES);
+        keep = Math.max(rawBase, keep - (long) expansion * DetectorSet.CONTEXT_BYTES);
         int drop = (int) (keep - rawBase);
         if (drop <= 0) {
             return;

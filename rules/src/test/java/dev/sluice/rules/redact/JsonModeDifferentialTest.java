@@ -26,7 +26,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -58,9 +57,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  *   <li>after a generic secret, only separators that end its value: the value takes any non-ASCII byte,
  *       and a placeholder word joined to it (such as {@code passwords}) makes the validator reject it.</li>
  * </ul>
- * Failures found by this test and reduced by hand are the {@code repro*} tests at the end, disabled
- * until fixed; the generator leaves out what triggers them (see {@link KNOWN}; the cases it skips are
- * counted and printed).
+ * Failures found by this test and reduced by hand are the {@code repro*} tests at the end; all nine are
+ * fixed and stay as regression tests. {@link KNOWN} can leave out what triggers a new failure while it is
+ * being reduced (the cases it skips are counted and printed); today every switch is on.
  *
  * <p>To run it with the scalar keyword scan, set {@code JAVA_TOOL_OPTIONS=-Dsluice.redact.scalar=true}:
  * {@code -DargLine=...} on the Maven command line does not reach the tests, as the surefire configuration
@@ -82,35 +81,35 @@ class JsonModeDifferentialTest {
     private static long firstStarted;
 
     /**
-     * Generator switches for failures already reduced to a {@code repro*} test: a switch set to false
-     * leaves out what triggers that failure, so the property test stays green and keeps looking for new
-     * ones. Set one to true to check a fix.
+     * Generator switches for failures reduced to a {@code repro*} test: a switch set to false leaves out
+     * what triggers that failure, so the property test can keep looking for new ones while it is being
+     * fixed. All are fixed, so all are true.
      */
     static final class KNOWN {
         /** {@link #reproAzureAccountKeyWithSpacesAroundTheEqualsSign}: "accountkey = " before the key. */
-        static final boolean AZURE_KEY_WITH_SPACES = false;
+        static final boolean AZURE_KEY_WITH_SPACES = true;
         /**
          * {@link #reproPlainCutsAUtf8CharacterInTwo}: cases whose PLAIN output is not valid UTF-8 are
          * skipped (a generic-secret value capped in the middle of a multi-byte character).
          */
-        static final boolean MID_CHARACTER_CUT = false;
+        static final boolean MID_CHARACTER_CUT = true;
         /**
          * {@link #reproHitSkippedAsCoveredLeaksASecretThatExtendsPastTheCoveringMatch},
          * {@link #reproMergedMatchCoversTheLabelOfTheNextSecret},
          * {@link #reproKeywordFoundThroughAnEscapeIsResolvedAfterALaterLiteralOne}: cases where a keyword
          * lies inside a match found earlier while its own match reaches further are skipped.
          */
-        static final boolean COVERED_HIT_SKIPPED = false;
+        static final boolean COVERED_HIT_SKIPPED = true;
         /**
          * {@link #reproMatchReleasedWhileAHitInsideItIsPending}: cases where a keyword of another detector
          * with a long region lies inside a match, after its start, are skipped.
          */
-        static final boolean EARLY_RELEASE = false;
+        static final boolean EARLY_RELEASE = true;
         /**
          * {@link #reproUrlPasswordAfterASchemeEndingInEscapedDigits}: URL schemes whose last letter is
          * more than 16 raw bytes before {@code ://} (digits, dots, dashes or pluses after it).
          */
-        static final boolean URL_SCHEME_LOOK_BEHIND = false;
+        static final boolean URL_SCHEME_LOOK_BEHIND = true;
 
         private KNOWN() {
         }
@@ -913,7 +912,7 @@ class JsonModeDifferentialTest {
      * {@code TOKEN}, so the value after it is never redacted: PLAIN and JSON alike.
      */
     @Test
-    @Disabled("repro: a hit skipped as covered leaks a secret that extends past the covering match")
+
     void reproHitSkippedAsCoveredLeaksASecretThatExtendsPastTheCoveringMatch() throws Exception {
         String value = Gen.value(new Fakes(31), 24);
         String text = "api_key=PROD_TOKEN: " + value;
@@ -928,7 +927,7 @@ class JsonModeDifferentialTest {
      * the second label, and the second secret ({@code -xxxx} makes the generic value a placeholder) leaks.
      */
     @Test
-    @Disabled("repro: a merged match covers the label of the next secret, which then leaks")
+
     void reproMergedMatchCoversTheLabelOfTheNextSecret() throws Exception {
         Fakes f = new Fakes(32);
         String first = f.of(B64, 40);
@@ -947,7 +946,7 @@ class JsonModeDifferentialTest {
      * escaping one letter of the first label changes the findings (and the output).
      */
     @Test
-    @Disabled("repro: escaping a keyword letter changes the findings (hits resolved out of order)")
+
     void reproKeywordFoundThroughAnEscapeIsResolvedAfterALaterLiteralOne() throws Exception {
         Outcome literal = json("{\"a\":\"apikey=API_KEY: PRIVAT6r\"}");
         Outcome escaped = json("{\"a\":\"api\\u006Bey=API_KEY: PRIVAT6r\"}");
@@ -962,7 +961,7 @@ class JsonModeDifferentialTest {
      * tail in JSON mode, while PLAIN mode (hits in position order) redacts it all.
      */
     @Test
-    @Disabled("repro: JSON leaks the tail of a secret that PLAIN redacts (escaped keyword resolved late)")
+
     void reproEscapedKeywordResolvedLateLeavesTheTailOfTheNextValue() throws Exception {
         Fakes f = new Fakes(34);
         String key = "sk-ant-" + "api03-" + f.of(URLSAFE, 93) + "AA";
@@ -983,7 +982,7 @@ class JsonModeDifferentialTest {
      * {jwt=1} when a few do; JSON mode (a longer hold-back) reports {jwt=1} for both.
      */
     @Test
-    @Disabled("repro: a match released while a hit inside it is pending makes findings depend on what follows")
+
     void reproMatchReleasedWhileAHitInsideItIsPending() throws Exception {
         Fakes f = new Fakes(35);
         String jwt = "eyJ" + f.of(URLSAFE, 30) + ".eyJ" + f.of(URLSAFE, 60) + "." + f.of(URLSAFE, 43);
@@ -1002,7 +1001,7 @@ class JsonModeDifferentialTest {
      * is missed. PLAIN mode finds it.
      */
     @Test
-    @Disabled("repro: url-password missed in JSON when the scheme's letter is over 16 raw bytes before ://")
+
     void reproUrlPasswordAfterASchemeEndingInEscapedDigits() throws Exception {
         String pw = Gen.value(new Fakes(36), 16);
         String text = "DATABASE_URL=s1.0://app:" + pw + "@db.internal/app";
@@ -1021,7 +1020,7 @@ class JsonModeDifferentialTest {
      * make the PLAIN output invalid UTF-8 (Japanese text after {@code password: } is enough).
      */
     @Test
-    @Disabled("repro: PLAIN output is not UTF-8 when a secret's byte cap cuts a character in two")
+
     void reproPlainCutsAUtf8CharacterInTwo() throws Exception {
         String japanese = "\u30d1\u30b9\u30ef\u30fc\u30c9\u306f\u7ba1\u7406\u8005\u306b\u554f\u3044\u5408\u308f\u305b\u3066"
                 .repeat(3);
@@ -1035,7 +1034,7 @@ class JsonModeDifferentialTest {
      * output stays valid.)
      */
     @Test
-    @Disabled("repro: JSON output does not parse when a secret's byte cap cuts a literal UTF-8 character")
+
     void reproJsonOutputDoesNotParseWhenTheCapCutsALiteralCharacter() throws Exception {
         String value = Gen.value(new Fakes(37), 127);
         Outcome o = json("{\"a\":\"secret:" + value + "\u00e9\"}");
@@ -1050,7 +1049,7 @@ class JsonModeDifferentialTest {
      * (86 + {@code ==}) does not fit the region and is missed, in every mode.
      */
     @Test
-    @Disabled("repro: azure-storage-account-key missed with spaces around '=' (maxLength 100 < longest match)")
+
     void reproAzureAccountKeyWithSpacesAroundTheEqualsSign() throws Exception {
         String key = new Fakes(38).of(B64, 86) + "==";
         assertThat(plain("AccountKey=" + key + ";").findings()).isEqualTo(Map.of("azure-storage-account-key", 1L));
