@@ -583,11 +583,11 @@ public final class StreamingRedactor {
         int toKeyword = k - from;
         Precheck pre = det.precheck();
         if (pre != null && det.maxLength() >= PRECHECK_WINDOW) {
-            // most hits end at the precheck: decode only what it looks at first
-            decodeWindow(from, rawLen, finishing, toKeyword + PRECHECK_WINDOW);
-            int kd = decodedIndexAt(k);
-            if (kd >= winLen || !pre.mayMatch(win, kd, winLen)) {
-                return kd >= winLen && !finishing ? WAIT : DONE;
+            // most hits end at the precheck: decode only what it looks at first, from the keyword (a
+            // keyword starts where an escape or a literal byte does)
+            decodeWindow(k, rawLen, finishing, PRECHECK_WINDOW);
+            if (winLen == 0 || !pre.mayMatch(win, 0, winLen)) {
+                return winLen == 0 && !finishing ? WAIT : DONE;
             }
         }
         decodeWindow(from, rawLen, finishing, toKeyword + det.maxLength() + 1);
