@@ -42,10 +42,10 @@ import java.util.regex.Matcher;
  * <ul>
  *   <li>the keyword scan runs on the raw bytes. Keywords never contain a quote, a backslash or a control
  *       character, so a keyword occurrence in the decoded text is either written literally in the raw
- *       bytes or contains a character written as {@code &#92;uXXXX} or {@code \/}. Those two escapes are
+ *       bytes or contains a character written as {@code &#92;u00XX} or {@code \/}. Those two escapes are
  *       scanned for too (as {@link #JSON_ESCAPE_TRIGGERS}); around them a small window is decoded and
- *       scanned for keywords that contain an escaped character. Runs of such escapes (text in a
- *       non-Latin script sent with {@code ensure_ascii}) are decoded as one window;</li>
+ *       scanned for keywords that contain an escaped character. Runs of such escapes are decoded as one
+ *       window;</li>
  *   <li>each hit's region is decoded into a small window, with the raw offsets of every decoded byte,
  *       and the pattern runs there; a match is mapped back to the raw bytes it came from (whole escapes);
  *   <li>a precheck at a raw hit runs on the raw bytes up to the first backslash (where raw and decoded
@@ -84,9 +84,11 @@ public final class StreamingRedactor {
 
     /**
      * Extra keywords the {@link KeywordPrefilter} of a {@link DetectorSet} reports after the detectors'
-     * own: the JSON escapes that can stand for a keyword character ({@code &#92;u} and {@code \/}).
+     * own: the JSON escapes that can stand for a keyword character, which is printable ASCII:
+     * {@code &#92;u00XX} and {@code \/} (escapes of other characters, such as a whole text in a
+     * non-Latin script sent with {@code ensure_ascii}, cannot).
      */
-    static final List<String> JSON_ESCAPE_TRIGGERS = List.of("\\u", "\\/");
+    static final List<String> JSON_ESCAPE_TRIGGERS = List.of("\\u00", "\\/");
     /** Most raw bytes of JSON per decoded byte: {@code &#92;uXXXX} decoding to one byte. */
     static final int JSON_EXPANSION = 6;
     /** Bytes after a keyword's start that a {@link Precheck} may look at when run at the hit itself. */
