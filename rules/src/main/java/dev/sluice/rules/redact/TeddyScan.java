@@ -9,9 +9,9 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The vector (SIMD) keyword scan behind {@link KeywordPrefilter}: the "Teddy" algorithm, 32 text
- * positions per step, with 16 buckets and four-byte fingerprints. Loaded only when the {@code jdk.incubator.vector} module is present and the CPU
- * has 256-bit vectors ({@link #supported()}); {@link KeywordPrefilter} falls back to its scalar
- * automaton otherwise.
+ * positions per step, with 16 buckets and four-byte fingerprints. Loaded only when the
+ * {@code jdk.incubator.vector} module is present and the CPU has 256-bit vectors ({@link #supported()});
+ * {@link KeywordPrefilter} falls back to its scalar automaton otherwise.
  *
  * <p>How it works. Every keyword gets a fingerprint: its first four bytes (positions past the end of a
  * shorter keyword match anything), a letter admitting both cases (they differ only in the high nibble).
@@ -20,11 +20,13 @@ import jdk.incubator.vector.VectorSpecies;
  * entry {@code n} holds the bits of the buckets whose fingerprint admits a byte with that nibble at that
  * position. One step loads the text at {@code p} to {@code p + 3} as 32-byte vectors, looks the nibbles
  * up with byte shuffles ({@code selectFrom}) and ANDs the results per bank: a non-zero lane {@code i}
- * says that some keyword of the set buckets may start at {@code p + i}. Those candidates are verified byte by byte
- * against the bucket's keywords (case-insensitively for letters), so the scan reports exactly the
- * keyword occurrences, never an approximation. Buckets are formed greedily, merging the pair of groups
- * whose merged fingerprint is least likely to match ordinary text (an estimate from English and code
- * byte frequencies), so false candidates stay rare.
+ * says that some keyword of the set buckets may start at {@code p + i}. Each candidate is verified
+ * against the keywords that share its first two bytes (four bytes, then eight, in one comparison each,
+ * letters in either case), so the scan reports exactly the keyword occurrences, never an approximation.
+ * Buckets are formed greedily, merging the pair of groups whose merged fingerprint admits the fewest
+ * four-byte windows of a small built-in sample of prompt-like text (plus an estimate from byte
+ * frequencies), so false candidates stay rare: about 11,700 candidates per MiB of the benchmark prompt,
+ * which has 7,700 keyword occurrences. Building the buckets takes about 50 ms.
  *
  * <p>Reference: the Teddy algorithm of Intel's Hyperscan (G. Langdale), as described in the README of
  * the Rust {@code aho-corasick} crate's {@code packed/teddy} module. Immutable and thread-safe.
