@@ -220,7 +220,13 @@ class JsonModeDifferentialTest {
 
     /** Feeds {@code body} cut at {@code cuts} (ascending), as byte arrays or as byte buffers. */
     static Outcome redact(BodyFormat format, byte[] body, int[] cuts, boolean buffers) throws BodyTooLargeException {
-        StreamingRedactor r = ALL.newRedactor(format, RedactionAction.REDACT, Long.MAX_VALUE);
+        return redact(ALL, format, RedactionAction.REDACT, body, cuts, buffers);
+    }
+
+    /** Same as {@link #redact(BodyFormat, byte[], int[], boolean)} with other detectors and action. */
+    static Outcome redact(DetectorSet set, BodyFormat format, RedactionAction action, byte[] body, int[] cuts,
+                          boolean buffers) throws BodyTooLargeException {
+        StreamingRedactor r = set.newRedactor(format, action, Long.MAX_VALUE);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int from = 0;
         for (int i = 0; i <= cuts.length; i++) {
@@ -244,9 +250,15 @@ class JsonModeDifferentialTest {
      */
     static String check(String text, List<Secret> secrets, String body, String pointer, List<int[]> splits, Object style)
             throws Exception {
+        return check(ALL, text, secrets, body, pointer, splits, style);
+    }
+
+    /** Same as {@link #check(String, List, String, String, List, Object)} with the detectors of {@code set}. */
+    static String check(DetectorSet set, String text, List<Secret> secrets, String body, String pointer,
+                        List<int[]> splits, Object style) throws Exception {
         byte[] decoded = text.getBytes(StandardCharsets.UTF_8);
         byte[] raw = body.getBytes(StandardCharsets.UTF_8);
-        Outcome plain = redact(BodyFormat.PLAIN, decoded, WHOLE, false);
+        Outcome plain = redact(set, BodyFormat.PLAIN, RedactionAction.REDACT, decoded, WHOLE, false);
         if (!KNOWN.MID_CHARACTER_CUT && !validUtf8(plain.output())) {
             return SKIP + " PLAIN output is not UTF-8";
         }
@@ -258,7 +270,7 @@ class JsonModeDifferentialTest {
         if (overlap != null) {
             return SKIP + " early release: " + overlap;
         }
-        Outcome json = redact(BodyFormat.JSON, raw, WHOLE, false);
+        Outcome json = redact(set, BodyFormat.JSON, RedactionAction.REDACT, raw, WHOLE, false);
         String where = "\n  style: " + style + "\n  text: " + javaString(text) + "\n  body: " + javaString(body);
         // (a) findings, whole body
         if (!json.findings().equals(plain.findings())) {
@@ -291,7 +303,7 @@ class JsonModeDifferentialTest {
         // (a) splits: same findings and same bytes as the whole body
         for (int n = 0; n < splits.size(); n++) {
             int[] cuts = splits.get(n);
-            Outcome split = redact(BodyFormat.JSON, raw, cuts, n % 2 == 1);
+            Outcome split = redact(set, BodyFormat.JSON, RedactionAction.REDACT, raw, cuts, n % 2 == 1);
             if (!split.findings().equals(json.findings()) || !Arrays.equals(split.output(), json.output())) {
                 return "(a) split differs from whole body: findings " + split.findings() + " vs " + json.findings()
                         + "\n  cuts: " + describeCuts(cuts) + where + "\n  whole output: " + javaString(json.text())
