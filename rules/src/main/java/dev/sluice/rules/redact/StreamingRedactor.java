@@ -182,13 +182,11 @@ public final class StreamingRedactor {
         this.maxBodyBytes = maxBodyBytes;
         this.json = format == BodyFormat.JSON;
         this.expansion = json ? JSON_EXPANSION : 1;
-        int kw = 0;
+        // the escape triggers are scanned too: the longest of all the prefilter's keywords bounds the scan
+        int kw = prefilter.maxKeywordLength();
         int before = 0;
         for (Detector d : detectors) {
             before = Math.max(before, d.maxCharsBeforeKeyword());
-            for (String k : d.keywords()) {
-                kw = Math.max(kw, k.length());
-            }
         }
         this.maxKeyword = kw;
         this.maxBefore = before;

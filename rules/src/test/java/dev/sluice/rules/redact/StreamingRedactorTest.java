@@ -148,6 +148,21 @@ class StreamingRedactorTest {
         assertThat(JSON.readTree(run.output()).get("n").asInt()).isEqualTo(4);
     }
 
+    /**
+     * With only short custom keywords, an escaped keyword character ({@code &#92;u00XX}) cut by a chunk
+     * boundary is still found: the escape itself is four bytes long.
+     */
+    @Test
+    void escapedKeywordCharacterCutByAChunkWithShortKeywords() throws Exception {
+        DetectorSet set = DetectorSet.of(List.of(Detector.custom("ticket",
+                java.util.regex.Pattern.compile("zq[0-9]{6}"), List.of("zq"), 20)));
+        byte[] body = "{\"a\": \"x \\u007aq123456 y\"}".getBytes(StandardCharsets.UTF_8);
+        for (int cut = 0; cut <= body.length; cut++) {
+            String out = feedSplit(set, BodyFormat.JSON, RedactionAction.REDACT, body, cut);
+            assertThat(out).as("cut at %d", cut).isEqualTo("{\"a\": \"x [REDACTED:ticket] y\"}");
+        }
+    }
+
     @Test
     void generatedJsonWithManySecretsStaysValid() throws Exception {
         Fakes f = new Fakes(5);
