@@ -60,7 +60,6 @@ public final class KeywordPrefilter {
     private final int[][] outputs;
     private final int detectorCount;
     private final int maxKeywordLength;
-    private final byte[][] keywordBytes;
     /** The vector scan, or null for the scalar one. */
     private final TeddyScan teddy;
 
@@ -73,8 +72,9 @@ public final class KeywordPrefilter {
         this.outputs = outputs;
         this.detectorCount = detectorCount;
         this.maxKeywordLength = Arrays.stream(keywordLength).max().orElse(0);
-        this.keywordBytes = keywords.stream().map(k -> k.getBytes(StandardCharsets.US_ASCII)).toArray(byte[][]::new);
-        this.teddy = vector && !keywords.isEmpty() ? new TeddyScan(Arrays.asList(keywordBytes)) : null;
+        this.teddy = vector && !keywords.isEmpty()
+                ? new TeddyScan(keywords.stream().map(k -> k.getBytes(StandardCharsets.US_ASCII)).toList())
+                : null;
     }
 
     private static boolean vectorAvailable() {

@@ -58,8 +58,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  *       and a placeholder word joined to it (such as {@code passwords}) makes the validator reject it.</li>
  * </ul>
  * Failures found by this test and reduced by hand are the {@code repro*} tests at the end; all nine are
- * fixed and stay as regression tests. {@link KNOWN} can leave out what triggers a new failure while it is
- * being reduced (the cases it skips are counted and printed); today every switch is on.
+ * fixed and stay as regression tests.
  *
  * <p>To run it with the scalar keyword scan, set {@code JAVA_TOOL_OPTIONS=-Dsluice.redact.scalar=true}:
  * {@code -DargLine=...} on the Maven command line does not reach the tests, as the surefire configuration
@@ -80,41 +79,6 @@ class JsonModeDifferentialTest {
     static final long BUDGET_NANOS = 12_000_000_000L;
     private static long firstStarted;
 
-    /**
-     * Generator switches for failures reduced to a {@code repro*} test: a switch set to false leaves out
-     * what triggers that failure, so the property test can keep looking for new ones while it is being
-     * fixed. All are fixed, so all are true.
-     */
-    static final class KNOWN {
-        /** {@link #reproAzureAccountKeyWithSpacesAroundTheEqualsSign}: "accountkey = " before the key. */
-        static final boolean AZURE_KEY_WITH_SPACES = true;
-        /**
-         * {@link #reproPlainCutsAUtf8CharacterInTwo}: cases whose PLAIN output is not valid UTF-8 are
-         * skipped (a generic-secret value capped in the middle of a multi-byte character).
-         */
-        static final boolean MID_CHARACTER_CUT = true;
-        /**
-         * {@link #reproHitSkippedAsCoveredLeaksASecretThatExtendsPastTheCoveringMatch},
-         * {@link #reproMergedMatchCoversTheLabelOfTheNextSecret},
-         * {@link #reproKeywordFoundThroughAnEscapeIsResolvedAfterALaterLiteralOne}: cases where a keyword
-         * lies inside a match found earlier while its own match reaches further are skipped.
-         */
-        static final boolean COVERED_HIT_SKIPPED = true;
-        /**
-         * {@link #reproMatchReleasedWhileAHitInsideItIsPending}: cases where a keyword of another detector
-         * with a long region lies inside a match, after its start, are skipped.
-         */
-        static final boolean EARLY_RELEASE = true;
-        /**
-         * {@link #reproUrlPasswordAfterASchemeEndingInEscapedDigits}: URL schemes whose last letter is
-         * more than 16 raw bytes before {@code ://} (digits, dots, dashes or pluses after it).
-         */
-        static final boolean URL_SCHEME_LOOK_BEHIND = true;
-
-        private KNOWN() {
-        }
-    }
-
     // ------------------------------------------------------------------ the property
 
     @ParameterizedTest(name = "seed {0}")
@@ -126,23 +90,20 @@ class JsonModeDifferentialTest {
         }
         List<String> failures = new ArrayList<>();
         int ran = 0;
-        int skipped = 0;
         for (int i = 0; i < CASES_PER_SEED && (i < 50 || System.nanoTime() - firstStarted < BUDGET_NANOS); i++) {
             long caseSeed = seed * 1_000_003L + i;
             Case c = Case.generate(caseSeed);
             String failure = c.check();
             ran++;
-            if (failure != null && failure.startsWith(SKIP)) {
-                skipped++;
-            } else if (failure != null) {
+            if (failure != null) {
                 failures.add("case seed " + caseSeed + " (seed " + seed + ", index " + i + "): " + failure);
                 if (failures.size() >= 3) {
                     break;
                 }
             }
         }
-        System.out.printf("seed %d (%s keyword scan): %d cases (%d skipped, see KNOWN) in %d ms%n", seed,
-                ALL.prefilter().vectorized() ? "vector" : "scalar", ran, skipped, (System.nanoTime() - started) / 1_000_000);
+        System.out.printf("seed %d (%s keyword scan): %d cases in %d ms%n", seed,
+                ALL.prefilter().vectorized() ? "vector" : "scalar", ran, (System.nanoTime() - started) / 1_000_000);
         assertThat(failures).as("failures").isEmpty();
         assertThat(ran).as("cases run").isGreaterThanOrEqualTo(50);
     }
@@ -259,17 +220,6 @@ class JsonModeDifferentialTest {
         byte[] decoded = text.getBytes(StandardCharsets.UTF_8);
         byte[] raw = body.getBytes(StandardCharsets.UTF_8);
         Outcome plain = redact(set, BodyFormat.PLAIN, RedactionAction.REDACT, decoded, WHOLE, false);
-        if (!KNOWN.MID_CHARACTER_CUT && !validUtf8(plain.output())) {
-            return SKIP + " PLAIN output is not UTF-8";
-        }
-        String overlap = KNOWN.COVERED_HIT_SKIPPED ? null : overlappingMatches(decoded, true);
-        if (overlap != null) {
-            return SKIP + " covered hit: " + overlap;
-        }
-        overlap = KNOWN.EARLY_RELEASE ? null : overlappingMatches(decoded, false);
-        if (overlap != null) {
-            return SKIP + " early release: " + overlap;
-        }
         Outcome json = redact(set, BodyFormat.JSON, RedactionAction.REDACT, raw, WHOLE, false);
         String where = "\n  style: " + style + "\n  text: " + javaString(text) + "\n  body: " + javaString(body);
         // (a) findings, whole body
@@ -313,9 +263,6 @@ class JsonModeDifferentialTest {
         return null;
     }
 
-    /** Returned by {@link #check} for a case left out (see {@link KNOWN}). */
-    static final String SKIP = "skip:";
-
     static boolean validUtf8(byte[] b) {
         try {
             StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(b));
@@ -323,98 +270,6 @@ class JsonModeDifferentialTest {
         } catch (java.nio.charset.CharacterCodingException e) {
             return false;
         }
-    }
-
-    /** A match of a detector found at one of its keyword occurrences: secret range in the decoded bytes. */
-    record Found(Detector detector, int keyword, int start, int end) {
-    }
-
-    /**
-     * Finds two overlapping matches whose outcome depends on the order or the time at which the redactor
-     * resolves their hits (see {@link KNOWN}): a match {@code A} found at keyword {@code a}, and a keyword
-     * {@code b} inside {@code A}'s secret whose own match {@code B} is accepted — with {@code covered},
-     * {@code B} not contained in {@code A} (the hit at {@code b} may be skipped as covered); without, of
-     * another detector whose hit at {@code b} can still be pending when {@code A} is released. An
-     * over-approximation: word starts and prechecks are not applied. Returns a description, or null.
-     */
-    static String overlappingMatches(byte[] decoded, boolean covered) {
-        String view = new String(decoded, StandardCharsets.ISO_8859_1);
-        StringBuilder lower = new StringBuilder(view.length());
-        for (int i = 0; i < view.length(); i++) {
-            char c = view.charAt(i);
-            lower.append(c >= 'A' && c <= 'Z' ? (char) (c + 32) : c);
-        }
-        String low = lower.toString();
-        List<Found> found = new ArrayList<>();
-        List<Found> keywords = new ArrayList<>();
-        for (Detector d : ALL.detectors()) {
-            java.util.TreeSet<Integer> at = new java.util.TreeSet<>();
-            for (String k : d.keywords()) {
-                for (int i = low.indexOf(k); i >= 0; i = low.indexOf(k, i + 1)) {
-                    at.add(i);
-                }
-            }
-            java.util.regex.Matcher m = d.pattern().matcher(view);
-            m.useTransparentBounds(true);
-            m.useAnchoringBounds(false);
-            for (int k : at) {
-                keywords.add(new Found(d, k, -1, -1));
-                m.region(Math.max(0, k - d.maxCharsBeforeKeyword()), Math.min(view.length(), k + d.maxLength()));
-                while (d.maxCharsBeforeKeyword() == 0 ? m.lookingAt() : m.find()) {
-                    int s = m.start(d.secretGroup());
-                    int e = m.end(d.secretGroup());
-                    if (s < e && d.accepts(view.substring(s, e))) {
-                        found.add(new Found(d, k, s, e));
-                    }
-                    if (d.maxCharsBeforeKeyword() == 0) {
-                        break;
-                    }
-                }
-            }
-        }
-        List<Detector> order = ALL.detectors();
-        for (Found a : found) {
-            for (Found b : found) {
-                if (b.keyword() == a.keyword() && b.detector() == a.detector()) {
-                    continue;
-                }
-                Detector bd = b.detector();
-                boolean inside;
-                if (covered) {
-                    // the hit at b is skipped as covered by a pending match named after b's detector: A of that
-                    // detector, alone or merged with the matches overlapping it (the earliest detector names the
-                    // merge)
-                    if (a.detector() != bd || bd.maxCharsBeforeKeyword() != 0) {
-                        continue;
-                    }
-                    int ms = a.start();
-                    int me = a.end();
-                    boolean named = true;
-                    for (Found o : found) {
-                        if (o.start() < a.end() && a.start() < o.end()) {
-                            ms = Math.min(ms, o.start());
-                            me = Math.max(me, o.end());
-                            named &= order.indexOf(o.detector()) >= order.indexOf(bd);
-                        }
-                    }
-                    inside = named && ms <= b.keyword() && b.keyword() < me && (b.start() < ms || b.end() > me)
-                            || a.start() <= b.keyword() && b.keyword() < a.end() && (b.start() < a.start() || b.end() > a.end());
-                } else {
-                    if (a.detector() == bd) {
-                        continue;
-                    }
-                    // A can be released before the hit at b resolves: b's region ends after A's, is longer than
-                    // the hold-back, and its look-back does not reach A's start
-                    inside = a.start() < b.keyword() - bd.maxCharsBeforeKeyword() && b.keyword() < a.end()
-                            && b.keyword() + bd.maxLength() > a.keyword() + a.detector().maxLength() && bd.maxLength() > 300;
-                }
-                if (inside) {
-                    return a.detector().id() + " " + javaString(view.substring(a.start(), a.end())) + " and "
-                            + b.detector().id() + " " + javaString(view.substring(b.start(), b.end()));
-                }
-            }
-        }
-        return null;
     }
 
     static void replaceAt(JsonNode root, String pointer, String text) {
@@ -774,7 +629,7 @@ class JsonModeDifferentialTest {
                     s = value(f, 12 + r.nextInt(20));
                     String scheme = pick(r, "postgres", "postgresql", "mysql", "redis", "mongodb+srv", "amqp", "https", "ftp", "s3",
                             "postgresql+asyncpg", "mysql+pymysql", "h2");
-                    if (KNOWN.URL_SCHEME_LOOK_BEHIND && r.nextInt(4) == 0) {
+                    if (r.nextInt(4) == 0) {
                         scheme = pick(r, "x-1.2", "s3+1.0", "a" + f.of(DIGITS, 16));
                     }
                     return c("url-password", s, "DATABASE_URL=" + scheme + "://app:" + s + "@db.internal:5432/app");
@@ -788,7 +643,7 @@ class JsonModeDifferentialTest {
                 }
                 default: {
                     s = f.of(B64, 86) + "==";
-                    return c("azure-storage-account-key", s, (KNOWN.AZURE_KEY_WITH_SPACES ? "accountkey = " : "accountkey =") + s);
+                    return c("azure-storage-account-key", s, "accountkey = " + s);
                 }
             }
         }
