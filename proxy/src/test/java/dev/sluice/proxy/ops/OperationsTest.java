@@ -272,8 +272,9 @@ class OperationsTest {
                 s.close();
             }
         }
-        assertThat(sluice.audit()).anyMatch(r -> r.path("reason").asText().equals("connection_limit")
-                && r.path("http.response.status_code").asInt() == 503);
+        await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .anyMatch(r -> r.path("reason").asText().equals("connection_limit")
+                        && r.path("http.response.status_code").asInt() == 503));
     }
 
     /**
@@ -326,8 +327,10 @@ class OperationsTest {
         try (Socket other = tunnel(basic)) {
             assertThat(head(other)).startsWith("HTTP/1.1 200");
         }
-        assertThat(sluice.audit()).anyMatch(r -> r.path("reason").asText().equals("egress_budget")
-                && r.path("http.response.status_code").asInt() == 429);
+        // The record is written on the audit writer thread: wait for it rather than read too early.
+        await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .anyMatch(r -> r.path("reason").asText().equals("egress_budget")
+                        && r.path("http.response.status_code").asInt() == 429));
     }
 
     @Test
