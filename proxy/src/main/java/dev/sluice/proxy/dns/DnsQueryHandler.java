@@ -140,34 +140,9 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
         }
     }
 
-    /**
-     * Decides whether {@code extension} may reach {@code host} on any port its allow rules name: an
-     * allow on some port wins; a refusal only of method or path counts as an allow (a plain request
-     * can pass); otherwise the decision for port 443 (or the first port) is returned.
-     */
+    /** Decides a name as {@link Decider#decideName} does (kept for the handler's tests). */
     static Decision decideName(Policy policy, Extension extension, String host) {
-        TreeSet<Integer> ports = new TreeSet<>();
-        ports.add(443);
-        ports.add(80);
-        for (Rule rule : extension.allow()) {
-            if (rule.host() != null) {
-                ports.addAll(rule.ports());
-            }
-        }
-        Decision on443 = null;
-        for (int port : ports) {
-            Decision d = Decider.decide(policy, extension, new Target(host, port, null), null);
-            if (d.verdict() == Verdict.ALLOW) {
-                return d;
-            }
-            if (d.reason() == Reason.METHOD_NOT_ALLOWED || d.reason() == Reason.PATH_NOT_ALLOWED) {
-                return Decision.allow(d.ruleId());
-            }
-            if (port == 443) {
-                on443 = d;
-            }
-        }
-        return on443;
+        return Decider.decideName(policy, extension, host);
     }
 
     private void addAnswer(DnsResponse response, DnsQuestion question) {

@@ -311,13 +311,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         audit.server(target.host(), target.port());
 
         RequestInfo info = connect ? null : new RequestInfo(request.method().name(), httpTarget.path());
-        Decision decision = Decider.decide(policy, extension.get(), target, info);
-        if (connect && decision.verdict() != Verdict.ALLOW && policy.inspected(target.host()).isPresent()
-                && (decision.reason() == Reason.METHOD_NOT_ALLOWED || decision.reason() == Reason.PATH_NOT_ALLOWED)) {
-            // A rule names this host and port but limits methods or paths. Inside an intercepted tunnel
-            // every request is visible and decided on its own, so the tunnel itself may open.
-            decision = Decision.allow(decision.ruleId());
-        }
+        // A CONNECT's decision also says what the tunnel becomes (blind or intercepted): rules decide it.
+        Decision decision = connect ? Decider.decideTunnel(policy, extension.get(), target)
+                : Decider.decide(policy, extension.get(), target, info);
         audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
         if (!decision.permits()) {
             refuse(ctx, request, audit, decision, connect, null);

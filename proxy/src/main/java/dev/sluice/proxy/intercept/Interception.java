@@ -125,13 +125,20 @@ public final class Interception {
             return promise.setFailure(new IllegalStateException("SNI " + hostname + " is not the CONNECT host"));
         }
         gate.sni = hostname;
-        tls.serverContext(target.host()).whenComplete((context, error) -> {
-            if (error == null) {
-                promise.trySuccess(context);
-            } else {
-                promise.tryFailure(error);
-            }
-        });
+        try {
+            tls.serverContext(target.host()).whenComplete((context, error) -> {
+                if (error == null) {
+                    promise.trySuccess(context);
+                } else {
+                    gate.refusal = Reason.INTERCEPTION_UNAVAILABLE;
+                    promise.tryFailure(error);
+                }
+            });
+        } catch (RuntimeException e) {
+            // For example the issuing executor refused the task (shutting down): refuse, never relay blind.
+            gate.refusal = Reason.INTERCEPTION_UNAVAILABLE;
+            promise.tryFailure(e);
+        }
         return promise;
     }
 
@@ -198,8 +205,11 @@ public final class Interception {
                 if (sni != null) {
                     tunnelAudit.tlsSni(sni.length() > 253 ? sni.substring(0, 253) : sni);
                 }
-                tunnelAudit.error(reason == Reason.NO_SNI ? "no SNI in the ClientHello"
-                        : "SNI does not name the CONNECT host");
+                tunnelAudit.error(switch (reason) {
+                    case NO_SNI -> "no SNI in the ClientHello";
+                    case SNI_MISMATCH -> "SNI does not name the CONNECT host";
+                    default -> "no leaf certificate for the host: " + cause.getClass().getSimpleName();
+                });
             } else {
                 tunnelAudit.error("downstream TLS: " + cause.getClass().getSimpleName());
                 log.debug("interception of {} failed: {}", ctx.channel().remoteAddress(), cause.toString());

@@ -35,8 +35,8 @@ public final class TransparentInterception implements InterceptionPath {
     }
 
     @Override
-    public boolean inspects(Policy policy, Target target) {
-        return !target.isIpLiteral() && policy.inspected(target.host()).isPresent() && context.interception() != null;
+    public boolean available() {
+        return context.interception() != null;
     }
 
     @Override

@@ -1,38 +1,36 @@
 package dev.sluice.proxy.transparent;
 
 import dev.sluice.proxy.explicit.ConnectRequest;
-import dev.sluice.rules.policy.Policy;
-import dev.sluice.rules.target.Target;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 
 /**
  * The seam where TLS interception of inspected hosts plugs into the transparent listener. After the
- * ClientHello was read and the name decided (allow or would_deny), {@link TransparentTunnelHandler}
- * asks {@link #inspects}; when it answers true, the connection is handed over with
- * {@link #intercept} instead of being dialled and relayed blind.
+ * ClientHello was read and the name decided (allow or would_deny), a decision whose
+ * {@code tunnelMode()} is {@code INTERCEPT} is handed over with {@link #intercept}; when the path is not
+ * {@link #available()}, {@link TransparentTunnelHandler} refuses it ({@code interception_unavailable})
+ * rather than relay an inspected host blind.
  *
- * <p>Until interception is built (the policy loader still refuses {@code inspect}), the server passes
- * {@link #NONE}, which inspects nothing.
+ * <p>{@link #NONE} intercepts nothing: with it, every connection to an inspected host is refused.
  */
 public interface InterceptionPath {
 
-    /** Inspects nothing: every allowed TLS connection becomes a blind tunnel. */
+    /** Intercepts nothing: connections to inspected hosts are refused, never relayed blind. */
     InterceptionPath NONE = new InterceptionPath() {
         @Override
-        public boolean inspects(Policy policy, Target target) {
+        public boolean available() {
             return false;
         }
 
         @Override
         public void intercept(ChannelHandlerContext ctx, ConnectRequest request, ByteBuf clientHello) {
             clientHello.release();
-            throw new IllegalStateException("no interception path: inspects() is always false");
+            throw new IllegalStateException("no interception path: available() is false");
         }
     };
 
-    /** Answers whether {@code target} is an inspected host under {@code policy}. */
-    boolean inspects(Policy policy, Target target);
+    /** Answers whether this path can intercept (its TLS material is there). */
+    boolean available();
 
     /**
      * Takes over the downstream connection: terminate TLS with a leaf for {@code request.target()},

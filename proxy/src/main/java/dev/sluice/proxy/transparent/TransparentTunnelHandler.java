@@ -11,6 +11,7 @@ import dev.sluice.proxy.tunnel.Tunnels;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.decision.TunnelMode;
 import dev.sluice.rules.decision.Verdict;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
@@ -102,11 +103,10 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         audit.server(target.host(), target.port());
-        Decision decision = Decider.decide(policy, extension, target, null);
-        if (start.serverName() == null && decision.verdict() != Verdict.ALLOW) {
-            // Only a cidr rule for the original destination allows a ClientHello without SNI.
-            decision = new Decision(decision.verdict(), Reason.NO_SNI, decision.ruleId(), null);
-        }
+        // Rules decide what the connection becomes (blind or intercepted); without SNI only a cidr rule
+        // for the original destination allows it.
+        Decision decision = start.serverName() != null ? Decider.decideTunnel(policy, extension, target)
+                : Decider.decideTunnelWithoutSni(policy, extension, target);
         audit.decision(decision);
         if (!decision.permits()) {
             refuse(ctx, null, null);
@@ -128,7 +128,13 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         TrafficMeter traffic = context.traffic(policy, extension, decision);
-        if (interception.inspects(policy, target)) {
+        if (decision.tunnelMode() == TunnelMode.INTERCEPT) {
+            if (!interception.available()) {
+                // Fail closed: an inspected host is never relayed blind.
+                refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, "inspect"),
+                        "interception is not available on this listener");
+                return;
+            }
             ByteBuf bytes = takeBytes(ctx);
             ctx.pipeline().remove(this);
             interception.intercept(ctx, new ConnectRequest(target, decision, policy, audit, traffic, name,

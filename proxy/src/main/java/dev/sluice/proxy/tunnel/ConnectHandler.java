@@ -13,6 +13,7 @@ import dev.sluice.proxy.server.ByteCounter;
 import dev.sluice.proxy.server.ProxyContext;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.decision.TunnelMode;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -73,6 +74,12 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private void start(ChannelHandlerContext ctx, ConnectRequest connect) {
         request = connect;
         Reads.setAutoRead(ctx.channel(), false);
+        if (connect.decision().tunnelMode() == TunnelMode.INTERCEPT && context.interception() == null) {
+            // Fail closed: an inspected host is never relayed blind.
+            refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, "inspect"),
+                    "interception is not available");
+            return;
+        }
         ByteCounter counter = new ByteCounter();
         counter.attach(connect.audit(), connect.traffic());
         this.counter = counter;
@@ -101,12 +108,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         if (!f.isSuccess()) {
             Decision denial = f.cause() instanceof DialFailure failure
                     ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
-            audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
-                    .statusCode(denial.reason().httpStatus()).error(f.cause().getMessage());
-            audit.emit();
-            releaseEarly();
-            FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), true);
-            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
+            refuse(ctx, denial, f.cause().getMessage());
             return;
         }
         Dialed dialed = f.getNow();
@@ -121,13 +123,35 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
                 ctx.close();
                 return;
             }
-            Optional<InspectedHost> inspected = request.policy().inspected(request.target().host());
-            if (inspected.isPresent() && context.interception() != null && !downstreamInputShut) {
-                intercept(ctx, inspected.get());
-            } else {
+            if (request.decision().tunnelMode() != TunnelMode.INTERCEPT) {
                 joinChannels(ctx, audit);
+                return;
             }
+            Optional<InspectedHost> inspected = request.policy().inspected(request.target().host());
+            if (inspected.isEmpty() || downstreamInputShut) {
+                // The 200 is out, so the refusal is a closed tunnel with its record; never a blind relay.
+                upstream.close();
+                audit.decision(Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, "inspect"))
+                        .error(downstreamInputShut ? "downstream half-closed before its TLS handshake"
+                                : "the host is not under inspect in this policy snapshot");
+                audit.emit();
+                releaseEarly();
+                ctx.close();
+                return;
+            }
+            intercept(ctx, inspected.get());
         });
+    }
+
+    /** Answers a refused CONNECT itself (its status from the reason), with the record, and closes. */
+    private void refuse(ChannelHandlerContext ctx, Decision denial, String error) {
+        AuditEvent audit = request.audit();
+        audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
+                .statusCode(denial.reason().httpStatus()).error(error);
+        audit.emit();
+        releaseEarly();
+        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), true);
+        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
     }
 
     private void intercept(ChannelHandlerContext ctx, InspectedHost inspected) {

@@ -306,6 +306,66 @@ class InterceptionTest {
         assertThat(origin.server().getAllServeEvents()).isEmpty();
     }
 
+    /**
+     * A client that sends its CONNECT, a few bytes and its FIN at once: the tunnel cannot become an
+     * intercepted one (no TLS handshake can follow a FIN), and it must never become a blind one either.
+     * The origin here is a raw TCP server that counts every byte it receives.
+     */
+    @Test
+    void aTunnelToAnInspectedHostThatCannotBeInterceptedIsRefusedNeverRelayedBlind() throws Exception {
+        try (java.net.ServerSocket raw = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            java.io.ByteArrayOutputStream received = new java.io.ByteArrayOutputStream();
+            java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+            Thread acceptor = new Thread(() -> {
+                while (!raw.isClosed()) {
+                    try (Socket s = raw.accept()) {
+                        accepted.incrementAndGet();
+                        s.setSoTimeout(5_000);
+                        byte[] buf = new byte[4096];
+                        for (int n; (n = s.getInputStream().read(buf)) > 0; ) {
+                            synchronized (received) {
+                                received.write(buf, 0, n);
+                            }
+                        }
+                    } catch (IOException e) {
+                        // closed by the test, or a read timeout
+                    }
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            sluice = SluiceFixture.start(policy("{}", origin.caPem()).replace(
+                    "ports: [" + origin.httpsPort() + "]", "ports: [" + raw.getLocalPort() + "]"));
+            String target = HOST + ":" + raw.getLocalPort();
+            int attempts = 20;
+            for (int i = 0; i < attempts; i++) {
+                try (Socket socket = new Socket("127.0.0.1", sluice.port())) {
+                    socket.setSoTimeout(10_000);
+                    socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target
+                            + "\r\n\r\nGET /secret HTTP/1.1\r\nHost: " + HOST + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+                    socket.shutdownOutput();
+                    socket.getInputStream().readAllBytes();
+                }
+            }
+            List<JsonNode> records = await().atMost(Duration.ofSeconds(10)).until(
+                    () -> sluice.audit().stream().filter(r -> r.path("http.request.method").asText().equals("CONNECT"))
+                            .toList(), r -> r.size() == attempts);
+            for (JsonNode r : records) {
+                assertThat(r.path("decision").asText()).as(r.toString()).isEqualTo("deny");
+                assertThat(r.path("reason").asText()).as(r.toString())
+                        .isIn("interception_unavailable", "not_http_or_tls");
+                assertThat(r.path("tls.mode").asText()).as(r.toString()).isNotEqualTo("tunnel");
+            }
+            // Nothing of the client's reached the origin: a blind relay would have passed the GET on. (An
+            // interception that started before the FIN was read may have sent Sluice's own upstream
+            // ClientHello, which carries no byte of the client's.)
+            synchronized (received) {
+                assertThat(received.toString(StandardCharsets.ISO_8859_1)).doesNotContain("/secret");
+            }
+        }
+    }
+
     @Test
     void aHostHeaderForAnotherHostGets421() throws Exception {
         start("{}");

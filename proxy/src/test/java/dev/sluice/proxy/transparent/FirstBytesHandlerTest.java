@@ -56,6 +56,9 @@ class FirstBytesHandlerTest {
                     sources: ["10.200.1.2/32"]
                     allow:
                       - host: allowed.test
+                      - host: inspected.test
+                inspect:
+                  inspected.test: {}
                 limits:
                   max_header_bytes: 4096
                 """, "test.yaml");
@@ -110,6 +113,25 @@ class FirstBytesHandlerTest {
             assertThat(r.listener()).isEqualTo("transparent");
             assertThat(r.serverPort()).isEqualTo(443);
             assertThat(r.tlsMode()).isEqualTo("tunnel");
+        });
+        assertThat(ch.isOpen()).isFalse();
+        ch.finishAndReleaseAll();
+    }
+
+    /**
+     * The decision says the connection is to be intercepted; a listener whose interception path cannot
+     * do that refuses it with a reason and a record, and never dials and relays it blind.
+     */
+    @Test
+    void anInspectedHostWithoutAnInterceptionPathIsRefusedNotRelayedBlind() throws Exception {
+        EmbeddedChannel ch = channel("10.200.1.2");
+        ch.writeInbound(Unpooled.wrappedBuffer(ClientHelloParserTest.clientHello("inspected.test")));
+        ch.runPendingTasks();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.tlsSni()).isEqualTo("inspected.test");
+            assertThat(r.decision()).isEqualTo("deny");
+            assertThat(r.reason()).isEqualTo("interception_unavailable");
+            assertThat(r.peerAddress()).isNull();
         });
         assertThat(ch.isOpen()).isFalse();
         ch.finishAndReleaseAll();

@@ -98,6 +98,86 @@ public final class Decider {
         return miss(policy, Reason.NOT_ALLOWLISTED, IMPLICIT_DENY);
     }
 
+    /**
+     * Decides a tunnel (a CONNECT, or a TLS connection on the transparent listener whose SNI names
+     * {@code target}) and says what it becomes: {@link TunnelMode#INTERCEPT} when {@code target} is a
+     * name under the policy's {@code inspect}, {@link TunnelMode#BLIND} otherwise. The verdict is
+     * {@link #decide} with no visible request, except that a rule which names the host and port but
+     * limits methods or paths lets an intercepted tunnel open (each request inside is decided on its
+     * own with its method and path; {@link Reason#METHOD_NOT_ALLOWED} / {@link Reason#PATH_NOT_ALLOWED}
+     * become an allow by that rule). A blind tunnel is never allowed by such a rule.
+     *
+     * @param policy the policy snapshot
+     * @param extension the identified extension
+     * @param target the canonical tunnel target
+     * @return the decision, with {@link Decision#tunnelMode()} set, never null
+     */
+    public static Decision decideTunnel(Policy policy, Extension extension, Target target) {
+        Decision decision = decide(policy, extension, target, null);
+        boolean inspected = !target.isIpLiteral() && policy.inspected(target.host()).isPresent();
+        if (!inspected) {
+            return decision.withTunnelMode(TunnelMode.BLIND);
+        }
+        if (decision.verdict() != Verdict.ALLOW
+                && (decision.reason() == Reason.METHOD_NOT_ALLOWED || decision.reason() == Reason.PATH_NOT_ALLOWED)) {
+            decision = Decision.allow(decision.ruleId());
+        }
+        return decision.withTunnelMode(TunnelMode.INTERCEPT);
+    }
+
+    /**
+     * Decides a TLS connection on the transparent listener whose ClientHello carries no SNI: only a CIDR
+     * rule for the original destination ({@code originalDestination}, an IP-literal target) allows it,
+     * as a {@link TunnelMode#BLIND} tunnel; any miss is reported as {@link Reason#NO_SNI} with the rule
+     * id of the miss.
+     *
+     * @param originalDestination the connection's original destination as an IP-literal target
+     * @return the decision, with {@link TunnelMode#BLIND}, never null
+     */
+    public static Decision decideTunnelWithoutSni(Policy policy, Extension extension, Target originalDestination) {
+        Decision decision = decide(policy, extension, originalDestination, null);
+        if (decision.verdict() != Verdict.ALLOW) {
+            decision = new Decision(decision.verdict(), Reason.NO_SNI, decision.ruleId(), null);
+        }
+        return decision.withTunnelMode(TunnelMode.BLIND);
+    }
+
+    /**
+     * Decides a DNS name for the transparent sandboxes' DNS responder: whether {@code extension} may reach
+     * {@code host} on any port its rules could allow (80, 443 and every port a host rule lists). An
+     * allowed tunnel on some port wins; a plain request whose method or path is limited counts as
+     * reachable too (a refusal only of method or path means a visible request can pass), so the name
+     * resolves and the request itself is decided later. Otherwise the decision for port 443 is returned.
+     *
+     * @param host a canonical DNS name (not an IP literal)
+     * @return the decision, never null; {@link Decision#permits()} tells whether the name is answered
+     */
+    public static Decision decideName(Policy policy, Extension extension, String host) {
+        Objects.requireNonNull(host, "host");
+        java.util.TreeSet<Integer> ports = new java.util.TreeSet<>();
+        ports.add(443);
+        ports.add(80);
+        for (Rule rule : extension.allow()) {
+            if (rule.host() != null) {
+                ports.addAll(rule.ports());
+            }
+        }
+        Decision on443 = null;
+        for (int port : ports) {
+            Decision d = decide(policy, extension, new Target(host, port, null), null);
+            if (d.verdict() == Verdict.ALLOW) {
+                return d;
+            }
+            if (d.reason() == Reason.METHOD_NOT_ALLOWED || d.reason() == Reason.PATH_NOT_ALLOWED) {
+                return Decision.allow(d.ruleId());
+            }
+            if (port == 443) {
+                on443 = d;
+            }
+        }
+        return on443;
+    }
+
     /** Returns the position of the first deny rule matching target, port and request, or -1. */
     private static int firstDeny(RuleList rules, Target target, RequestInfo request) {
         if (rules.isEmpty()) {

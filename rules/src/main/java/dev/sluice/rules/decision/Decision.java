@@ -12,8 +12,12 @@ import java.util.Objects;
  * @param reason why; {@link Reason#ALLOWLISTED} for an allow
  * @param ruleId the deciding rule, never null ({@code implicit-deny} when nothing matched)
  * @param addressClass for {@link Reason#ADDRESS_CLASS}: the offending class; otherwise null
+ * @param tunnelMode for a tunnel decided by {@link Decider#decideTunnel} (or
+ *     {@link Decider#decideTunnelWithoutSni}): what it becomes when it is let through; null for a visible
+ *     request and for decisions made by {@link Decider#decide}
  */
-public record Decision(Verdict verdict, Reason reason, String ruleId, AddressClass addressClass) {
+public record Decision(Verdict verdict, Reason reason, String ruleId, AddressClass addressClass,
+                       TunnelMode tunnelMode) {
 
     public Decision {
         Objects.requireNonNull(verdict, "verdict");
@@ -21,12 +25,24 @@ public record Decision(Verdict verdict, Reason reason, String ruleId, AddressCla
         Objects.requireNonNull(ruleId, "ruleId");
     }
 
+    /** A decision that says nothing about a tunnel ({@code tunnelMode} null). */
+    public Decision(Verdict verdict, Reason reason, String ruleId, AddressClass addressClass) {
+        this(verdict, reason, ruleId, addressClass, null);
+    }
+
+    /** Returns an allow by {@code ruleId} (reason {@link Reason#ALLOWLISTED}). */
     public static Decision allow(String ruleId) {
         return new Decision(Verdict.ALLOW, Reason.ALLOWLISTED, ruleId, null);
     }
 
+    /** Returns a denial (verdict deny in every mode) for {@code reason} by {@code ruleId}. */
     public static Decision deny(Reason reason, String ruleId) {
         return new Decision(Verdict.DENY, reason, ruleId, null);
+    }
+
+    /** Returns this decision carrying {@code mode} as what the tunnel becomes. */
+    public Decision withTunnelMode(TunnelMode mode) {
+        return new Decision(verdict, reason, ruleId, addressClass, mode);
     }
 
     /** Answers whether traffic may pass (allow, or would_deny in report mode). */

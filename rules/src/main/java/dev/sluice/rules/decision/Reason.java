@@ -35,6 +35,11 @@ public enum Reason {
     CONNECTION_LIMIT("connection_limit", 503),
     /** The audit log cannot be written: Sluice refuses traffic it could not record (fail closed). */
     AUDIT_UNAVAILABLE("audit_unavailable", 503),
+    /**
+     * A tunnel to an inspected host whose interception cannot start (no interception material, the
+     * client half-closed before its TLS handshake): refused, never relayed blind (fail closed).
+     */
+    INTERCEPTION_UNAVAILABLE("interception_unavailable", 503),
 
     PIN_MISMATCH("pin_mismatch", 502),
     UPSTREAM_TLS_FAILED("upstream_tls_failed", 502),

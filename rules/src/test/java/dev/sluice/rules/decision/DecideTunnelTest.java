@@ -1,0 +1,82 @@
+package dev.sluice.rules.decision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.PolicyLoader;
+import dev.sluice.rules.target.TargetParser;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** What a tunnel becomes is part of its decision: named scenarios for {@link Decider#decideTunnel}. */
+class DecideTunnelTest {
+
+    static final String POLICY = """
+            version: 1
+            extensions:
+              ext:
+                allow:
+                  - host: api.llm.test
+                    ports: [443]
+                  - host: limited.llm.test
+                    methods: [POST]
+                    paths: ["/v1/**"]
+                  - host: limited.plain.test
+                    methods: [GET]
+                  - host: blind.test
+                  - cidr: 192.0.2.0/24
+                    ports: [443]
+            inspect:
+              api.llm.test: {}
+              limited.llm.test: {}
+              "*.wild.test": {}
+            """;
+
+    static Policy load(String yaml) {
+        try {
+            return PolicyLoader.parse(yaml, "test.yaml");
+        } catch (Exception e) {
+            throw new AssertionError(e.getMessage(), e);
+        }
+    }
+
+    static final Policy ENFORCE = load(POLICY);
+    static final Policy REPORT = load(POLICY.replace("version: 1\n", "version: 1\nmode: report\n"));
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "inspected host is intercepted,            enforce, api.llm.test:443,       allow,      allowlisted,        INTERCEPT",
+        "not inspected is blind,                   enforce, blind.test:443,         allow,      allowlisted,        BLIND",
+        "IP literal is never intercepted,          enforce, 192.0.2.7:443,          allow,      allowlisted,        BLIND",
+        "method-limited inspected host opens,      enforce, limited.llm.test:443,   allow,      allowlisted,        INTERCEPT",
+        "method-limited blind host stays shut,     enforce, limited.plain.test:443, deny,       method_not_allowed, BLIND",
+        "inspected but not allowed is denied,      enforce, x.wild.test:443,        deny,       not_allowlisted,    INTERCEPT",
+        "inspected on a port not allowed,          enforce, api.llm.test:8443,      deny,       port_not_allowed,   INTERCEPT",
+        "report mode miss to inspected host,       report,  x.wild.test:443,        would_deny, not_allowlisted,    INTERCEPT",
+        "report mode method-limited blind host,    report,  limited.plain.test:443, would_deny, method_not_allowed, BLIND",
+    })
+    void decideTunnel(String scenario, String mode, String authority, String verdict, String reason, TunnelMode tunnel)
+            throws Exception {
+        Policy policy = mode.equals("report") ? REPORT : ENFORCE;
+        Extension ext = policy.extension("ext").orElseThrow();
+        Decision d = Decider.decideTunnel(policy, ext, TargetParser.parseAuthority(authority));
+        assertThat(d.verdict().label()).as(scenario).isEqualTo(verdict);
+        assertThat(d.reason().label()).as(scenario).isEqualTo(reason);
+        assertThat(d.tunnelMode()).as(scenario).isEqualTo(tunnel);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "cidr rule allows a ClientHello without SNI, 192.0.2.7:443,   allow, allowlisted",
+        "anything else is no_sni,                    198.51.100.1:443, deny,  no_sni",
+        "cidr rule on another port is no_sni,        192.0.2.7:8443,  deny,  no_sni",
+    })
+    void decideTunnelWithoutSni(String scenario, String authority, String verdict, String reason) throws Exception {
+        Extension ext = ENFORCE.extension("ext").orElseThrow();
+        Decision d = Decider.decideTunnelWithoutSni(ENFORCE, ext, TargetParser.parseAuthority(authority));
+        assertThat(d.verdict().label()).as(scenario).isEqualTo(verdict);
+        assertThat(d.reason().label()).as(scenario).isEqualTo(reason);
+        assertThat(d.tunnelMode()).as(scenario).isEqualTo(TunnelMode.BLIND);
+    }
+}
