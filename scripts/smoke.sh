@@ -33,6 +33,10 @@ status=$(curl -s -o /dev/null -w '%{http_code}' -x http://127.0.0.1:3128 http://
 echo "smoke: README command: a non-LLM host answered $status"
 [ "$status" = "403" ] || { echo "smoke: expected 403" >&2; cat "$data/readme.log" >&2; exit 1; }
 kill -TERM $readme; wait $readme || true
+# Data at rest is private: the data dir rwx------, the audit log rw-------, the CA key rw-------.
+modes="$(stat -c %a "$data/readme/sluice-data") $(stat -c %a "$data/readme/sluice-data/audit.jsonl") $(stat -c %a "$data/readme/sluice-data/ca.key.pem")"
+echo "smoke: data dir, audit log and CA key modes: $modes"
+[ "$modes" = "700 600 600" ] || { echo "smoke: expected modes 700 600 600" >&2; ls -la "$data/readme/sluice-data" >&2; exit 1; }
 
 # 2. A policy file, a denial, then SIGHUP.
 port=$(free_port); origin_port=$(free_port)

@@ -13,10 +13,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -158,8 +160,8 @@ public final class AuditLog implements AuditSink, Closeable {
             throw new IOException("audit log path is a directory: " + absolute + " (expected: a file)");
         }
         Path parent = absolute.getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
+        if (parent != null && !Files.isDirectory(parent)) {
+            Files.createDirectories(parent, PosixFilePermissions.asFileAttribute(PrivateFiles.DIRECTORY));
         }
         FileChannel channel;
         AuditChain.Tail tail;
@@ -524,9 +526,16 @@ public final class AuditLog implements AuditSink, Closeable {
             this.keepFiles = keepFiles;
         }
 
+        /**
+         * Opens {@code path} for appending, creating it {@code rw-------}; an existing file with any group
+         * or other permission is set to {@code rw-------} first (records name hosts, paths and clients).
+         */
         static FileChannel openAppend(Path path) throws IOException {
-            return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.APPEND);
+            if (Files.exists(path)) {
+                PrivateFiles.restrict(path, PrivateFiles.FILE);
+            }
+            return FileChannel.open(path, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.APPEND), PosixFilePermissions.asFileAttribute(PrivateFiles.FILE));
         }
 
         @Override

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -38,6 +39,10 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
     String extension;
     @Option(names = "--token", paramLabel = "T", description = "The extension's token (default: a <token> placeholder).")
     String token;
+    @Option(names = "--trust-dir", paramLabel = "DIR", description = "Write the CA certificate and the bundle "
+            + "(public, mode 0644) into DIR and name them there, for a sandbox that runs as another user: the data "
+            + "dir itself is private (0700). Default: the data dir.")
+    Path trustDir;
 
     @Override
     public Integer call() throws Exception {
@@ -61,10 +66,17 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
             return 1;
         }
         Path caFile = ca.certificateFile().toAbsolutePath();
-        Path bundle = common.dataDir.resolve(BUNDLE_FILE).toAbsolutePath();
-        Path tmp = Files.createTempFile(common.dataDir, BUNDLE_FILE, ".tmp");
-        Files.writeString(tmp, new CaExport(ca).bundlePem(), StandardCharsets.US_ASCII);
-        Files.move(tmp, bundle, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        Path dir = common.dataDir;
+        if (trustDir != null) {
+            dir = trustDir;
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PUBLIC_DIR));
+            }
+            caFile = dir.resolve(ca.certificateFile().getFileName()).toAbsolutePath();
+            writePublic(caFile, Files.readString(ca.certificateFile(), StandardCharsets.US_ASCII));
+        }
+        Path bundle = dir.resolve(BUNDLE_FILE).toAbsolutePath();
+        writePublic(bundle, new CaExport(ca).bundlePem());
 
         InetSocketAddress listen = policy.listen().proxy();
         String host = listen.getAddress().isAnyLocalAddress() ? "127.0.0.1" : listen.getAddress().getHostAddress();
@@ -89,6 +101,23 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
             export(out, name, bundle.toString());
         }
         return 0;
+    }
+
+    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> PUBLIC_FILE =
+            PosixFilePermissions.fromString("rw-r--r--");
+    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> PUBLIC_DIR =
+            PosixFilePermissions.fromString("rwxr-xr-x");
+
+    /** Replaces {@code file} atomically with {@code pem}, mode {@code rw-r--r--} (public trust material). */
+    private static void writePublic(Path file, String pem) throws java.io.IOException {
+        Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp");
+        try {
+            Files.writeString(tmp, pem, StandardCharsets.US_ASCII);
+            Files.setPosixFilePermissions(tmp, PUBLIC_FILE);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
     }
 
     private static void export(PrintWriter out, String name, String value) {

@@ -1,6 +1,7 @@
 package dev.sluice.proxy.cli;
 
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.audit.PrivateFiles;
 import dev.sluice.proxy.server.PolicyReloader;
 import dev.sluice.proxy.server.SluiceServer;
 import dev.sluice.rules.policy.Policy;
@@ -41,7 +42,8 @@ final class RunCommand implements Callable<Integer> {
             e.errors().forEach(error -> System.err.println("  " + error));
             return 1;
         }
-        Files.createDirectories(common.dataDir);
+        // The data dir holds the CA key, the pin store and the audit log: rwx------ (docs/certs.md).
+        PrivateFiles.directory(common.dataDir);
         Path auditPath = common.dataDir.resolve(policy.audit().path());
         AuditLog auditLog = AuditLog.open(auditPath, policy.audit().maxFileBytes(), policy.audit().keepFiles());
         SluiceServer server;

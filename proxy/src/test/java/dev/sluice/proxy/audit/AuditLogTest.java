@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,6 +141,39 @@ class AuditLogTest {
             log.write(build(2));
         }
         assertThat(Files.readAllLines(file)).hasSize(2);
+    }
+
+    /** Audit records name clients, hosts and paths: the log, its rotations and a new parent are private. */
+    @Test
+    void theLogItsRotationsAndANewParentAreOwnerOnly() throws Exception {
+        Path file = dir.resolve("new-dir/audit.jsonl");
+        try (AuditLog log = AuditLog.open(file, 600, 3)) {
+            for (int i = 0; i < 20; i++) {
+                log.write(build(i));
+            }
+        }
+        assertThat(java.nio.file.Files.getPosixFilePermissions(file.getParent()))
+                .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        List<Path> files;
+        try (var listing = Files.list(file.getParent())) {
+            files = listing.toList();
+        }
+        assertThat(files).hasSizeGreaterThan(1);
+        for (Path f : files) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString())
+                    .isEqualTo("rw-------");
+        }
+    }
+
+    @Test
+    void anExistingWorldReadableLogIsMadeOwnerOnly() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Files.writeString(file, "");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        try (AuditLog log = AuditLog.open(file)) {
+            log.write(build(1));
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
     }
 
     @Test
