@@ -156,6 +156,11 @@ public final class SluiceServer implements AutoCloseable {
                     .bind(listen.admin()).sync().channel();
             listeners.add(admin);
             adminAddress = (InetSocketAddress) admin.localAddress();
+            if (!adminAddress.getAddress().isLoopbackAddress()) {
+                // Say so: /metrics and /policy describe every extension's traffic and rules.
+                log.warn("listen.admin {} is reachable beyond loopback: /metrics and /policy are for operators, "
+                        + "never for a sandbox; keep that address off every sandbox network", adminAddress);
+            }
             bound.add(adminAddress);
         }
         if (listen.transparent() != null) {
