@@ -2,7 +2,7 @@ package dev.sluice.rules.policy;
 
 import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.rules.address.Cidr;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.internal.PathGlob;
 import dev.sluice.rules.internal.YamlTree;
 import dev.sluice.rules.internal.YamlTree.ListNode;

@@ -1,6 +1,6 @@
 package dev.sluice.rules.target;
 
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import java.net.IDN;
 import java.util.Locale;
 

@@ -3,7 +3,7 @@ package dev.sluice.rules.decision;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.rules.address.AddressClass;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyLoader;

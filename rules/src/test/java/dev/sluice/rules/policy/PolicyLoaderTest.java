@@ -9,7 +9,7 @@ import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.Verdict;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.target.TargetParser;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;

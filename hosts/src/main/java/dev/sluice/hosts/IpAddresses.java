@@ -1,4 +1,4 @@
-package dev.sluice.rules.internal;
+package dev.sluice.hosts;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;

@@ -1,4 +1,4 @@
-package dev.sluice.certs.internal;
+package dev.sluice.hosts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -36,7 +36,7 @@ class CanonicalHostTest {
     @ValueSource(strings = {"::1", "2001:db8::1", "2001:db8:0:1:1:1:1:1", "1:0:0:2::3", "1::2:0:0:3:4", "1:2:3:4:5:6:7:8"})
     void rfc5952MatchesTheParsedAddress(String text) throws Exception {
         byte[] bytes = InetAddress.getByName(text).getAddress();
-        assertThat(CanonicalHost.rfc5952(bytes)).isEqualTo(text);
+        assertThat(IpAddresses.formatIpv6(bytes)).isEqualTo(text);
     }
 
     @ParameterizedTest

@@ -1,4 +1,4 @@
-package dev.sluice.certs.internal;
+package dev.sluice.hosts;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -131,52 +131,11 @@ public record CanonicalHost(String text, Kind kind, byte[] address) {
             throw bad(host, "IPv4-mapped IPv6 literal (expected: the IPv4 form)");
         }
         byte[] bytes = parsed.getAddress();
-        String canonical = rfc5952(bytes);
+        String canonical = IpAddresses.formatIpv6(bytes);
         if (!canonical.equals(host)) {
             throw bad(host, "IPv6 literal not in RFC 5952 form '" + canonical + "'");
         }
         return new CanonicalHost(host, Kind.IPV6, bytes);
-    }
-
-    /** Formats 16 address bytes as RFC 5952 section 4 text (embedded IPv4 forms are not used). */
-    public static String rfc5952(byte[] bytes) {
-        int[] groups = new int[8];
-        for (int i = 0; i < 8; i++) {
-            groups[i] = ((bytes[2 * i] & 0xff) << 8) | (bytes[2 * i + 1] & 0xff);
-        }
-        int bestStart = -1;
-        int bestLen = 0;
-        for (int i = 0; i < 8; ) {
-            if (groups[i] != 0) {
-                i++;
-                continue;
-            }
-            int j = i;
-            while (j < 8 && groups[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLen) {
-                bestStart = i;
-                bestLen = j - i;
-            }
-            i = j;
-        }
-        if (bestLen < 2) {
-            bestStart = -1; // a single zero group is not compressed (section 4.2.2)
-        }
-        StringBuilder sb = new StringBuilder(39);
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                sb.append("::");
-                i += bestLen - 1;
-                continue;
-            }
-            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
-                sb.append(':');
-            }
-            sb.append(Integer.toHexString(groups[i]));
-        }
-        return sb.toString();
     }
 
     private static void checkName(String host) {
