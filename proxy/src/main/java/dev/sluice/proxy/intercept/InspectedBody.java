@@ -279,8 +279,11 @@ final class InspectedBody {
     /** Sends the received bytes the redactor has released (all of them at the end). */
     private void releaseHeld(ChannelHandlerContext ctx, boolean last, HttpHeaders trailers) {
         long releasable = last ? held.readableBytes() : redactor.bytesOut() - releasedBytes;
-        ByteBuf now = held.readRetainedSlice((int) Math.min(releasable, held.readableBytes()));
-        releasedBytes += now.readableBytes();
+        int n = (int) Math.min(releasable, held.readableBytes());
+        // A copy: a slice of the composite would change under it when its read components are discarded.
+        ByteBuf now = ctx.alloc().buffer(n);
+        held.readBytes(now, n);
+        releasedBytes += n;
         held.discardReadComponents();
         if (last) {
             held.release();

@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
@@ -40,7 +41,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * every request's method, request-target, headers and body size and SHA-256 (bodies are hashed as they
  * stream; their first {@value #KEPT_BODY_BYTES} bytes are kept for {@link Seen#body()}), and how many TCP
  * connections were accepted. It answers 200 with the body {@code ok <bytes> <sha256>} so a test can
- * check both ends; {@code Expect: 100-continue} gets a {@code 100 Continue} first.
+ * check both ends; {@code Expect: 100-continue} gets a {@code 100 Continue} first, marked
+ * {@code X-Origin-Continue: yes}.
  *
  * <p>{@link #tls(TestTls, boolean)} makes it speak HTTPS with the test leaf, and optionally answer
  * {@code 411 Length Required} to a chunked request, as some real origins do.
@@ -99,7 +101,14 @@ public final class RecordingOrigin implements AutoCloseable {
                         if (sslContext != null) {
                             ch.pipeline().addLast(sslContext.newHandler(ch.alloc()));
                         }
-                        ch.pipeline().addLast(new HttpServerCodec(), new HttpServerExpectContinueHandler(),
+                        ch.pipeline().addLast(new HttpServerCodec(), new HttpServerExpectContinueHandler() {
+                                    @Override
+                                    protected HttpResponse acceptMessage(HttpRequest request) {
+                                        HttpResponse accept = super.acceptMessage(request);
+                                        accept.headers().set("X-Origin-Continue", "yes");
+                                        return accept;
+                                    }
+                                },
                                 new Handler());
                     }
                 })
