@@ -174,6 +174,19 @@ final class InspectedBody {
         }
     }
 
+    /**
+     * The downstream connection closed before the body ended: when the head never went on (the
+     * forwarder does not know the exchange), writes its audit record. Releases what is held.
+     */
+    void abandon() {
+        if (!headSent) {
+            headSent = true;
+            record();
+            request.audit().error("downstream closed before the request body ended").emit();
+        }
+        release();
+    }
+
     /** Releases what is held (the exchange ended some other way). Idempotent. */
     void release() {
         if (original != null) {

@@ -150,6 +150,15 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (body != null) {
+            body.abandon();
+            body = null;
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         if (body != null) {
             body.release();

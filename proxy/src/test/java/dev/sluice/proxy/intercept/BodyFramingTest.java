@@ -106,7 +106,10 @@ class BodyFramingTest {
     }
 
     private SSLSocket tunnel() throws Exception {
-        Socket socket = new Socket("127.0.0.1", sluice.port());
+        return tunnel(new Socket("127.0.0.1", sluice.port()));
+    }
+
+    private SSLSocket tunnel(Socket socket) throws Exception {
         socket.setSoTimeout(15_000);
         String target = HOST + ":" + origin.port();
         socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
@@ -367,5 +370,24 @@ class BodyFramingTest {
         assertThat(big.header("content-length")).isEqualTo(String.valueOf(large.length));
         assertThat(big.header("transfer-encoding")).isNull();
         assertThat(audit("/repo.git/report-large").path("redactions").path("anthropic-api-key").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void aClientThatLeavesWhileItsBodyIsHeldStillGetsItsAuditRecordAndNothingIsSent() throws Exception {
+        start(false, "action: redact", "max_header_bytes: 32768");
+        Socket raw = new Socket("127.0.0.1", sluice.port());
+        try (raw) {
+            SSLSocket s = tunnel(raw);
+            OutputStream out = s.getOutputStream();
+            out.write(head("/left", "Content-Type: application/json", "Content-Length: 1000")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.write("{\"content\":\"half of it".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            // Gone at once (RST): a half-close is another matter (the connection stays open for the answer).
+            raw.setSoLinger(true, 0);
+        }
+        JsonNode record = audit("/left");
+        assertThat(record.path("error").asText()).startsWith("downstream closed before");
+        assertThat(origin.requests()).isEmpty();
     }
 }

@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
  * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
- * 15s, 120s, 32768 bytes, 32 MiB, 512; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
+ * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
  * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
  * port.
  */
