@@ -228,18 +228,17 @@ final class InspectedBody {
         if (plan.mayRewrite() && redactor.hasFindings()) {
             send = Unpooled.wrappedBuffer(rewritten.toByteArray());
             headers.remove(HttpHeaderNames.CONTENT_ENCODING);
-            headers.remove(HttpHeaderNames.TRANSFER_ENCODING);
-            headers.set(HttpHeaderNames.CONTENT_LENGTH, send.readableBytes());
         } else {
             send = original;
-            if (trailers.isEmpty() || !HttpUtil.isTransferEncodingChunked(request.request())) {
-                headers.remove(HttpHeaderNames.TRANSFER_ENCODING);
-                headers.set(HttpHeaderNames.CONTENT_LENGTH, send.readableBytes());
-            }
         }
+        // Trailer fields exist only in chunked framing: a body that carried some stays chunked.
+        boolean keepChunked = !trailers.isEmpty() && HttpUtil.isTransferEncodingChunked(request.request());
         LastHttpContent lastContent = new DefaultLastHttpContent(send);
-        if (HttpUtil.isTransferEncodingChunked(request.request())) {
+        if (keepChunked) {
             lastContent.trailingHeaders().set(trailers);
+        } else {
+            headers.remove(HttpHeaderNames.TRANSFER_ENCODING);
+            headers.set(HttpHeaderNames.CONTENT_LENGTH, send.readableBytes());
         }
         if (send != original) {
             original.release();

@@ -379,8 +379,11 @@ class BodyFramingTest {
         try (raw) {
             SSLSocket s = tunnel(raw);
             OutputStream out = s.getOutputStream();
-            out.write(head("/left", "Content-Type: application/json", "Content-Length: 1000")
+            out.write(head("/left", "Content-Type: application/json", "Content-Length: 1000", "Expect: 100-continue")
                     .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            // Sluice's own 100: the head is read and the body is being held.
+            assertThat(readHead(s.getInputStream())).startsWith("HTTP/1.1 100");
             out.write("{\"content\":\"half of it".getBytes(StandardCharsets.UTF_8));
             out.flush();
             // Gone at once (RST): a half-close is another matter (the connection stays open for the answer).
@@ -389,5 +392,25 @@ class BodyFramingTest {
         JsonNode record = audit("/left");
         assertThat(record.path("error").asText()).startsWith("downstream closed before");
         assertThat(origin.requests()).isEmpty();
+    }
+
+    @Test
+    void aChunkedBodyWithTrailerFieldsStaysChunked() throws Exception {
+        start(false, "action: redact", "max_header_bytes: 32768");
+        byte[] body = "{\"content\":\"with a trailer\"}".getBytes(StandardCharsets.UTF_8);
+        try (SSLSocket s = tunnel()) {
+            OutputStream out = s.getOutputStream();
+            out.write(head("/trailer", "Content-Type: application/json", "Transfer-Encoding: chunked",
+                    "Trailer: X-Checksum").getBytes(StandardCharsets.US_ASCII));
+            out.write((Integer.toHexString(body.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.write("\r\n0\r\nX-Checksum: abc\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(readResponse(s.getInputStream())).startsWith("200 ");
+        }
+        RecordingOrigin.Seen seen = seen("/trailer");
+        assertThat(seen.header("transfer-encoding")).isEqualTo("chunked");
+        assertThat(seen.header("content-length")).isNull();
+        assertThat(seen.body()).isEqualTo(body);
     }
 }
