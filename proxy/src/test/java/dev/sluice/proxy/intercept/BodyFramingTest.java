@@ -413,4 +413,24 @@ class BodyFramingTest {
         assertThat(seen.header("content-length")).isNull();
         assertThat(seen.body()).isEqualTo(body);
     }
+
+    @Test
+    void javaHttpClientStreamingABodyOfUnknownLengthReachesAnOriginThatRequiresALength() throws Exception {
+        start(true, "action: redact", "max_header_bytes: 32768");
+        byte[] body = "{\"model\":\"m\",\"input\":\"a streamed body of unknown length\"}".getBytes(StandardCharsets.UTF_8);
+        java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+                .proxy(java.net.ProxySelector.of(new java.net.InetSocketAddress("127.0.0.1", sluice.port())))
+                .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
+                .version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .build();
+        // ofInputStream has no known length: the client sends it chunked.
+        java.net.http.HttpResponse<String> response = client.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("https://" + HOST + ":" + origin.port() + "/v1/responses"))
+                .header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body)))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).isEqualTo("ok " + body.length + " " + sha256(body));
+        assertThat(seen("/v1/responses").header("content-length")).isEqualTo(String.valueOf(body.length));
+    }
 }
