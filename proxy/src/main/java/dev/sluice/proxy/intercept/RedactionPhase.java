@@ -36,9 +36,9 @@ import java.util.Map;
  * the forwarder the result with its framing: bodies up to {@code limits.max_buffered_body} are held
  * whole and sent with a {@code Content-Length} (byte-identical when nothing changed), larger ones
  * stream; binary bodies are never rewritten ({@code redaction.binary}). See {@link InspectedBody}.
- * A SigV4-signed request cannot be changed, so a match there blocks unless the action is {@code report}. Responses of JSON and
- * {@code text/event-stream} types are scanned in report mode as they stream; what is found there is
- * counted under {@code response.<detector-id>}.
+ * A SigV4-signed request cannot be changed, so a match there blocks unless the action is
+ * {@code report}. Responses of JSON and {@code text/event-stream} types are scanned in report mode as
+ * they stream; what is found there is counted under {@code response.<detector-id>}.
  *
  * <p>Answers (through the forwarder): 403 {@code credential_detected} / {@code signed_body} (block),
  * 413 {@code body_too_large}, 415 {@code unsupported_encoding}, 400 {@code malformed_request} for a body
