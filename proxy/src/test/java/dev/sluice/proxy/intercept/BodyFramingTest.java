@@ -433,4 +433,27 @@ class BodyFramingTest {
         assertThat(response.body()).isEqualTo("ok " + body.length + " " + sha256(body));
         assertThat(seen("/v1/responses").header("content-length")).isEqualTo(String.valueOf(body.length));
     }
+
+    @Test
+    void curlUploadingWithExpectContinueReachesAnOriginThatRequiresALength() throws Exception {
+        start(true, "action: redact", "max_header_bytes: 32768");
+        StringBuilder json = new StringBuilder("{\"input\":\"");
+        while (json.length() < 50_000) {
+            json.append("some words of a long prompt ");
+        }
+        byte[] body = json.append("\"}").toString().getBytes(StandardCharsets.UTF_8);
+        Path file = dir.resolve("body.json");
+        java.nio.file.Files.write(file, body);
+        // Asked for explicitly (curl adds it by itself only for larger bodies); curl then waits for the 100.
+        dev.sluice.proxy.testing.Curl.CurlResult curl = dev.sluice.proxy.testing.Curl.run(List.of("-v",
+                "-x", "http://127.0.0.1:" + sluice.port(), "--cacert", sluice.dataDir().resolve("ca.crt.pem").toString(),
+                "-H", "Content-Type: application/json", "-H", "Expect: 100-continue", "--data-binary", "@" + file,
+                "https://" + HOST + ":" + origin.port() + "/v1/messages"));
+        assertThat(curl.httpStatus()).as(curl.stderr()).isEqualTo(200);
+        assertThat(curl.stderr()).contains("Expect: 100-continue").contains("HTTP/1.1 100");
+        assertThat(curl.body()).isEqualTo("ok " + body.length + " " + sha256(body));
+        RecordingOrigin.Seen seen = seen("/v1/messages");
+        assertThat(seen.header("content-length")).isEqualTo(String.valueOf(body.length));
+        assertThat(seen.header("expect")).isNull();
+    }
 }
