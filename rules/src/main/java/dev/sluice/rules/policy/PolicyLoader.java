@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
  * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
- * 15s, 120s, 32768 bytes, 32 MiB, 512; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
+ * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
  * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
  * port.
  */
@@ -70,7 +70,7 @@ public final class PolicyLoader {
     private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
     private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
     private static final Pattern PIN = Pattern.compile("sha256/[A-Za-z0-9+/]{43}=");
-    private static final Set<String> REDACTION_KEYS = orderedSet("action", "builtin", "custom");
+    private static final Set<String> REDACTION_KEYS = orderedSet("action", "binary", "builtin", "custom");
     private static final Set<String> CUSTOM_DETECTOR_KEYS = orderedSet("id", "pattern", "keywords", "max_length");
     /** Longest match of a custom detector unless {@code max_length} says otherwise, in bytes. */
     static final int DEFAULT_CUSTOM_MAX_LENGTH = 256;
@@ -80,7 +80,8 @@ public final class PolicyLoader {
     private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
-            "max_inspected_body", "max_connections_per_extension", "egress_budget", "egress_budget_window");
+            "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
+            "egress_budget_window");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
 
     private static final Pattern CUSTOM_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
@@ -479,7 +480,9 @@ public final class PolicyLoader {
             long budget = size(value(m, "egress_budget"), "limits.egress_budget", d.egressBudgetBytes(), Long.MAX_VALUE);
             Duration window = duration(value(m, "egress_budget_window"), "limits.egress_budget_window",
                     d.egressBudgetWindow());
-            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window);
+            long buffered = size(value(m, "max_buffered_body"), "limits.max_buffered_body", d.maxBufferedBodyBytes(),
+                    Integer.MAX_VALUE);
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered);
         }
 
         AuditSettings audit(Node node) {
@@ -824,6 +827,7 @@ public final class PolicyLoader {
 
         /**
          * The {@code redaction} section: {@code action} (redact | block | report, default redact),
+         * {@code binary} (block | report, default block: what a finding in a binary body does),
          * {@code builtin} ({@code all}, the default, or a list of built-in detector ids), {@code custom}
          * (a list of {@code {id, pattern, keywords, max_length}}).
          */
@@ -847,6 +851,18 @@ public final class PolicyLoader {
                         case "block" -> action = RedactionAction.BLOCK;
                         case "report" -> action = RedactionAction.REPORT;
                         default -> error(actionNode.loc(), "redaction.action: " + a + " (expected: redact, block or report)");
+                    }
+                }
+            }
+            RedactionAction binary = RedactionAction.BLOCK;
+            Node binaryNode = value(m, "binary");
+            if (binaryNode != null) {
+                String b = string(binaryNode, "redaction.binary");
+                if (b != null) {
+                    switch (b) {
+                        case "block" -> binary = RedactionAction.BLOCK;
+                        case "report" -> binary = RedactionAction.REPORT;
+                        default -> error(binaryNode.loc(), "redaction.binary: " + b + " (expected: block or report)");
                     }
                 }
             }
@@ -892,7 +908,7 @@ public final class PolicyLoader {
             if (errors.size() != before) {
                 return null;
             }
-            return RedactionSettings.of(action, builtinIds, custom);
+            return RedactionSettings.of(action, binary, builtinIds, custom);
         }
 
         Detector customDetector(Node node, String path, Set<String> ids) {
