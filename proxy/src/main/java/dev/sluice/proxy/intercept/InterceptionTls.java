@@ -20,6 +20,8 @@ import dev.sluice.proxy.server.PolicyHolder;
 import dev.sluice.rules.policy.InspectedHost;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -69,19 +71,56 @@ public final class InterceptionTls implements AutoCloseable {
             ApplicationProtocolNames.HTTP_1_1);
 
     /**
-     * BoringSSL (netty-tcnative) when it loads — native AES-GCM, several times cheaper per byte than the
+     * Returns the provider for a server starting now: BoringSSL (netty-tcnative) when it loads — native AES-GCM, several times cheaper per byte than the
      * JDK 17 provider's GHASH on direct buffers — and the JDK provider otherwise. Trust decisions are the
-     * same either way: both call {@link PinningTrustManager}.
+     * same either way: both call {@link PinningTrustManager}. {@link #PROVIDER_PROPERTY} overrides the choice.
+     *
+     * @throws IllegalStateException when {@code openssl} is asked for and BoringSSL does not load
+     * @throws IllegalArgumentException when the property names no provider
      */
-    static final SslProvider PROVIDER = io.netty.handler.ssl.OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+    static SslProvider chooseProvider() {
+        String asked = System.getProperty(PROVIDER_PROPERTY,
+                System.getenv().getOrDefault("SLUICE_TLS_PROVIDER", "auto")).trim().toLowerCase(java.util.Locale.ROOT);
+        switch (asked) {
+            case "auto":
+                return OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+            case "openssl":
+                if (!OpenSsl.isAvailable()) {
+                    throw new IllegalStateException(PROVIDER_PROPERTY + "=openssl, but BoringSSL (netty-tcnative) "
+                            + "did not load: " + OpenSsl.unavailabilityCause());
+                }
+                return SslProvider.OPENSSL;
+            case "jdk":
+                return SslProvider.JDK;
+            default:
+                throw new IllegalArgumentException(PROVIDER_PROPERTY + ": " + asked + " (expected: auto, openssl or jdk)");
+        }
+    }
+
+    /**
+     * The system property ({@code -Dsluice.tls.provider}, or the environment variable
+     * {@code SLUICE_TLS_PROVIDER}) that picks the provider: {@code auto} (default), {@code openssl}
+     * (refuses to start when BoringSSL does not load) or {@code jdk}. Read once per server start.
+     */
+    public static final String PROVIDER_PROPERTY = "sluice.tls.provider";
+
+    /**
+     * The peer port given to upstream engines: none. The port is only a hint for session reuse
+     * ({@link javax.net.ssl.SSLContext#createSSLEngine(String, int)}); SNI, hostname verification and
+     * pins use the host.
+     */
+    private static final int NO_PORT = -1;
 
     private final LocalCa ca;
     private final LeafCache leaves;
     private final ExecutorService issuers;
     private final AsyncLoadingCache<String, SslContext> serverContexts;
     private final SslContext upstreamContext;
+    private final SslProvider provider;
 
-    private InterceptionTls(LocalCa ca, LeafCache leaves, ExecutorService issuers, SslContext upstreamContext) {
+    private InterceptionTls(LocalCa ca, LeafCache leaves, ExecutorService issuers, SslContext upstreamContext,
+                            SslProvider provider) {
+        this.provider = provider;
         this.ca = ca;
         this.leaves = leaves;
         this.issuers = issuers;
@@ -90,7 +129,7 @@ public final class InterceptionTls implements AutoCloseable {
                 .maximumSize(LeafCache.DEFAULT_MAXIMUM_SIZE)
                 .expireAfterWrite(LeafCache.DEFAULT_EXPIRE_AFTER_WRITE)
                 .executor(issuers)
-                .buildAsync((host, executor) -> leaves.leafFor(host, executor).thenApply(InterceptionTls::serverContext));
+                .buildAsync((host, executor) -> leaves.leafFor(host, executor).thenApply(this::serverContext));
     }
 
     /**
@@ -114,18 +153,23 @@ public final class InterceptionTls implements AutoCloseable {
                         check.mode().name().toLowerCase(java.util.Locale.ROOT), check.chainPins(), check.expectedPins());
             }
         });
+        SslProvider provider = chooseProvider();
         SslContext upstream = SslContextBuilder.forClient()
-                .sslProvider(PROVIDER)
-                .trustManager(trustManager)
+                .sslProvider(provider)
+                .trustManager(new ResumableTrust(trustManager))
                 .applicationProtocolConfig(HTTP_1_1_ONLY)
                 .build();
+        if (upstream.sessionContext() instanceof OpenSslSessionContext sessions) {
+            // No upstream session resumption: every upstream handshake is a full one, validated now.
+            sessions.setSessionCacheEnabled(false);
+        }
         AtomicInteger n = new AtomicInteger();
         ExecutorService issuers = Executors.newFixedThreadPool(ISSUER_THREADS, r -> {
             Thread t = new Thread(r, "sluice-tls-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream);
+        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream, provider);
     }
 
     private static PinPolicy pinPolicy(Optional<InspectedHost> inspected) {
@@ -154,10 +198,10 @@ public final class InterceptionTls implements AutoCloseable {
         return certificates;
     }
 
-    private static SslContext serverContext(IssuedLeaf leaf) {
+    private SslContext serverContext(IssuedLeaf leaf) {
         try {
             return SslContextBuilder.forServer(leaf.key(), leaf.chain())
-                    .sslProvider(PROVIDER)
+                    .sslProvider(provider)
                     .applicationProtocolConfig(HTTP_1_1_ONLY)
                     .build();
         } catch (SSLException e) {
@@ -184,7 +228,14 @@ public final class InterceptionTls implements AutoCloseable {
      */
     public io.netty.handler.ssl.SslHandler newUpstreamHandler(io.netty.buffer.ByteBufAllocator alloc, String host,
                                                               int port) {
-        return upstreamContext.newHandler(alloc, host, port, issuers);
+        // No peer port: the JDK provider looks sessions up by host and port, and keeps none for a port of
+        // -1, so no upstream session is ever resumed (BoringSSL's cache is off, see start()).
+        return upstreamContext.newHandler(alloc, host, NO_PORT, issuers);
+    }
+
+    /** Returns the TLS provider both sides of interception use (chosen at start). */
+    public SslProvider provider() {
+        return provider;
     }
 
     /** Returns the local CA. */
