@@ -125,7 +125,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private void installUpstreamHandlers(Channel ch, Target target) {
         if (upstreamTls != null) {
-            ch.pipeline().addLast("tls", upstreamTls.newHandler(ch.alloc(), target.host(), target.port()));
+            upstreamTls.install(ch.pipeline(), target.host(), target.port());
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
         ch.pipeline().addLast("response", new UpstreamResponseHandler());

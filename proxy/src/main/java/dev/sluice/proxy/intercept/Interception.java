@@ -76,7 +76,7 @@ public final class Interception {
         }
         InterceptFront front = new InterceptFront(extension, target, listener);
         HttpForwarder forwarder = new HttpForwarder(context,
-                tls::newUpstreamHandler);
+                tls::installUpstream);
         Gate gate = new Gate(tunnelAudit);
         HttpDecoderConfig decoder = ExplicitChannelInitializer.decoderConfig(policy.limits());
         String anchor = p.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null

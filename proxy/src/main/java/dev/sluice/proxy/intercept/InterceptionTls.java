@@ -18,12 +18,14 @@ import dev.sluice.certs.UpstreamTrust;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.proxy.server.PolicyHolder;
 import dev.sluice.rules.policy.InspectedHost;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.io.InputStream;
@@ -223,14 +225,20 @@ public final class InterceptionTls implements AutoCloseable {
     }
 
     /**
-     * Returns a client TLS handler for {@code host:port} whose handshake tasks — chain validation and
-     * the TOFU pin store's file reads and writes — run on this object's executor, off the event loop.
+     * Adds upstream TLS for {@code host:port} to {@code pipeline} ({@link UpstreamTls}): the client
+     * {@link SslHandler}, whose handshake tasks — chain validation and the TOFU pin store's file reads
+     * and writes — run on this object's executor, off the event loop, then {@link HoldUntilHandshake}.
      */
-    public io.netty.handler.ssl.SslHandler newUpstreamHandler(io.netty.buffer.ByteBufAllocator alloc, String host,
-                                                              int port) {
+    public void installUpstream(ChannelPipeline pipeline, String host, int port) {
         // No peer port: the JDK provider looks sessions up by host and port, and keeps none for a port of
         // -1, so no upstream session is ever resumed (BoringSSL's cache is off, see start()).
-        return upstreamContext.newHandler(alloc, host, NO_PORT, issuers);
+        install(pipeline, upstreamContext.newHandler(pipeline.channel().alloc(), host, NO_PORT, issuers));
+    }
+
+    /** Adds {@code tls} and the write hold behind it to the end of {@code pipeline}. */
+    static void install(ChannelPipeline pipeline, SslHandler tls) {
+        pipeline.addLast("tls", tls);
+        pipeline.addLast("tls-hold", new HoldUntilHandshake());
     }
 
     /** Returns the TLS provider both sides of interception use (chosen at start). */

@@ -16,8 +16,10 @@ import org.slf4j.LoggerFactory;
  * {@link PinningTrustManager}, plus the hook Netty calls (for both TLS providers) when a handshake
  * resumed a TLS session instead of validating the server's chain. A resumed session never brings its
  * old trust decision along: the hook runs the whole check again, now, under the running policy and
- * pin store, and a failure fails the handshake before any request byte is sent
- * ({@link io.netty.handler.ssl.ResumableX509ExtendedTrustManager}).
+ * pin store, stores the new result in the session (so the audit's {@code pin} is this connection's),
+ * and a failure fails the handshake ({@link io.netty.handler.ssl.ResumableX509ExtendedTrustManager}).
+ * The request is not in the TLS engine yet at that point: {@link HoldUntilHandshake} keeps it until
+ * the handshake, this check included, has succeeded.
  *
  * <p>Sluice turns upstream resumption off ({@link InterceptionTls}), so the hook is a backstop: it is
  * logged as a warning when it runs, and it runs on the event loop (Netty calls it there), which is
