@@ -159,8 +159,8 @@ public final class Interception {
                 java.util.Optional<List<String>> offered = AlpnOffer.offered(clientHello);
                 if (offered.isPresent() && !offered.get().contains(ApplicationProtocolNames.HTTP_1_1)) {
                     gate.refusal = Reason.NO_APPLICATION_PROTOCOL;
-                    gate.detail = "ALPN (RFC 7301): the client offered " + printable(offered.get()) + " to " + host
-                            + "; Sluice speaks http/1.1 only (alert no_application_protocol)";
+                    gate.detail = "ALPN: no http/1.1 in the offer " + printable(offered.get()) + " for " + host
+                            + " (alert no_application_protocol)";
                     gate.alert = ctx.writeAndFlush(AlpnOffer.alert(ctx.alloc()));
                     return ctx.executor().newFailedFuture(new javax.net.ssl.SSLHandshakeException(
                             "no application protocol in common with the client's ALPN offer"));
@@ -169,20 +169,20 @@ public final class Interception {
             return super.lookup(ctx, clientHello);
         }
 
-        /** At most 8 names of at most 32 characters, non-printable bytes as '?': bounded audit text. */
+        /** At most 4 names of at most 16 characters, non-printable bytes as '?': bounded audit text. */
         private static String printable(List<String> names) {
             StringBuilder out = new StringBuilder("[");
-            for (int i = 0; i < names.size() && i < 8; i++) {
+            for (int i = 0; i < names.size() && i < 4; i++) {
                 String name = names.get(i);
                 if (i > 0) {
                     out.append(", ");
                 }
-                for (int c = 0; c < name.length() && c < 32; c++) {
+                for (int c = 0; c < name.length() && c < 16; c++) {
                     char ch = name.charAt(c);
                     out.append(ch >= 0x21 && ch < 0x7f ? ch : '?');
                 }
             }
-            return out.append(names.size() > 8 ? ", ...]" : "]").toString();
+            return out.append(names.size() > 4 ? ", ...]" : "]").toString();
         }
     }
 

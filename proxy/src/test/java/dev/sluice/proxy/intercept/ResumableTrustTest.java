@@ -112,6 +112,74 @@ class ResumableTrustTest {
     }
 
     /**
+     * Prints (does not assert) the time of an upstream handshake to the loopback origin with session
+     * resumption off, as Sluice runs, and on: what turning resumption off costs per upstream connection.
+     */
+    @ParameterizedTest
+    @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
+    void measureHandshakeTimeWithAndWithoutResumption(SslProvider provider) throws Exception {
+        PinVerifier verifier = new PinVerifier(UpstreamTrust.systemPlus(List.of(origin.tls().caCertificate())),
+                host -> PinPolicy.explicit(List.of(SpkiPin.of(origin.tls().caCertificate())), PinMode.ENFORCE),
+                PinStore.open(dir.resolve("data")));
+        for (boolean resumption : new boolean[] {false, true}) {
+            // With resumption on, the plain trust manager: what resuming would cost without Sluice's re-check.
+            PinningTrustManager pins = new PinningTrustManager(verifier);
+            SslContext context = SslContextBuilder.forClient().sslProvider(provider)
+                    .trustManager(resumption ? pins : new ResumableTrust(pins)).build();
+            if (!resumption && context.sessionContext() instanceof io.netty.handler.ssl.OpenSslSessionContext s) {
+                s.setSessionCacheEnabled(false);
+            }
+            int port = resumption ? origin.httpsPort() : -1;
+            int warmup = 20;
+            int measured = 50;
+            long total = 0;
+            for (int i = 0; i < warmup + measured; i++) {
+                long nanos = handshake(context, port).get(10, TimeUnit.SECONDS);
+                if (i >= warmup) {
+                    total += nanos;
+                }
+            }
+            System.out.printf("upstream handshake, %s, resumption %s: %.2f ms each (mean of %d, loopback origin)%n",
+                    provider, resumption ? "on" : "off (as Sluice runs)", total / 1e6 / measured, measured);
+        }
+        logged.list.clear();
+    }
+
+    /**
+     * Connects, completes a TLS handshake (engine peer port {@code port}) and closes; completes when
+     * closed, with the nanoseconds from the connect call to the handshake's success.
+     */
+    private CompletableFuture<Long> handshake(SslContext context, int port) {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        long started = System.nanoTime();
+        new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        SslHandler tls = context.newHandler(ch.alloc(), HOST, port, tasks);
+                        tls.handshakeFuture().addListener(f -> {
+                            if (f.isSuccess()) {
+                                long nanos = System.nanoTime() - started;
+                                // Read on briefly so that a TLS 1.3 session ticket arrives before closing.
+                                ch.eventLoop().schedule(() -> ch.close(), 5, TimeUnit.MILLISECONDS);
+                                ch.closeFuture().addListener(c -> done.complete(nanos));
+                            } else {
+                                done.completeExceptionally(f.cause());
+                            }
+                        });
+                        ch.pipeline().addLast(tls, new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                ReferenceCountUtil.release(msg);
+                            }
+                        });
+                    }
+                })
+                .connect("127.0.0.1", origin.httpsPort());
+        return done;
+    }
+
+    /**
      * Connects, writes a GET at once (held by the SslHandler until its handshake completes), and
      * completes with the response's bytes, or exceptionally with the handshake's failure.
      */
