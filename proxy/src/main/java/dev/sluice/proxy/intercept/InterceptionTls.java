@@ -55,6 +55,13 @@ import org.slf4j.LoggerFactory;
  * upstream (client) {@link SslContext}: PKIX against the system roots plus {@code tls.extra_trust},
  * hostname verification, then the host's SPKI pins ({@code inspect.<host>.pins}, read from the running
  * policy at each handshake; TOFU pins stored in {@code <data dir>/pins}).
+ *
+ * <p>Upstream TLS sessions are never resumed (BoringSSL's client session cache is off; JDK engines get
+ * no peer port, which the JDK's client cache is keyed by), so every upstream connection's chain is
+ * validated and pinned by a full handshake under the policy and pin store of that moment. A session
+ * resumed anyway is checked again by {@link ResumableTrust}, and {@link HoldUntilHandshake} keeps the
+ * request out of the TLS engine until that has passed (docs/architecture.md, "Upstream trust on every
+ * connection").
  */
 public final class InterceptionTls implements AutoCloseable {
 
@@ -73,9 +80,10 @@ public final class InterceptionTls implements AutoCloseable {
             ApplicationProtocolNames.HTTP_1_1);
 
     /**
-     * Returns the provider for a server starting now: BoringSSL (netty-tcnative) when it loads — native AES-GCM, several times cheaper per byte than the
-     * JDK 17 provider's GHASH on direct buffers — and the JDK provider otherwise. Trust decisions are the
-     * same either way: both call {@link PinningTrustManager}. {@link #PROVIDER_PROPERTY} overrides the choice.
+     * Returns the provider for a server starting now: BoringSSL (netty-tcnative) when it loads — native
+     * AES-GCM, several times cheaper per byte than the JDK 17 provider's GHASH on direct buffers — and
+     * the JDK provider otherwise. Trust decisions are the same either way: both call
+     * {@link PinningTrustManager}. {@link #PROVIDER_PROPERTY} overrides the choice.
      *
      * @throws IllegalStateException when {@code openssl} is asked for and BoringSSL does not load
      * @throws IllegalArgumentException when the property names no provider
