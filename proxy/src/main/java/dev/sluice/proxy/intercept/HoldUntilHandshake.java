@@ -53,9 +53,13 @@ final class HoldUntilHandshake extends ChannelDuplexHandler {
                 writes.removeAndWriteAll();
                 ctx.flush();
                 ctx.pipeline().remove(this);
+                ctx.fireUserEventTriggered(evt);
             } else {
+                // The handlers behind learn why first, then their writes fail.
+                ctx.fireUserEventTriggered(evt);
                 writes.removeAndFailAll(handshake.cause());
             }
+            return;
         }
         ctx.fireUserEventTriggered(evt);
     }
