@@ -143,6 +143,7 @@ class AlpnTest {
         }
         JsonNode record = audited(r -> "no_application_protocol".equals(r.path("reason").asText(null)));
         assertThat(record.path("decision").asText()).isEqualTo("deny");
+        assertThat(record.path("extension").asText()).isEqualTo("default");
         assertThat(record.path("tls.mode").asText()).isEqualTo("intercept");
         assertThat(record.path("server.address").asText()).isEqualTo(HOST);
         assertThat(record.path("error").asText()).contains("ALPN").contains("[h2]").contains(HOST);
