@@ -76,6 +76,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Throwable upstreamFailure;
     private String upstreamPin;
+    /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
+    private Throwable upstreamHandshakeFailure;
 
     private Channel upstream;
     private ByteCounter upstreamCounter;
@@ -117,12 +119,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamAuthority = target.authority();
         upstreamPolicy = policy;
         upstreamFailure = null;
+        upstreamHandshakeFailure = null;
         Reads.setAutoRead(channel, true);
     }
 
     private void installUpstreamHandlers(Channel ch, Target target) {
         if (upstreamTls != null) {
-            ch.pipeline().addLast("tls", upstreamTls.newHandler(ch.alloc(), target.host(), target.port()));
+            upstreamTls.install(ch.pipeline(), target.host(), target.port());
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
         ch.pipeline().addLast("response", new UpstreamResponseHandler());
@@ -176,6 +179,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             return;
         }
+        if (upstreamHandshakeFailure != null && authority.equals(upstreamAuthority)
+                && request.policy() == upstreamPolicy) {
+            // The connection this forwarder adopted failed its TLS handshake before the request came
+            // (a pin mismatch, an untrusted chain): that is the answer, not a second handshake.
+            Throwable failure = upstreamHandshakeFailure;
+            upstreamHandshakeFailure = null;
+            closeUpstream();
+            refuse(failureDecision(failure), "upstream TLS: " + failure.getClass().getSimpleName());
+            return;
+        }
         closeUpstream();
         dialing = true;
         Reads.setAutoRead(ctx.channel(), false);
@@ -212,6 +225,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         Dialed dialed = f.getNow();
         upstream = dialed.channel();
         upstreamFailure = null;
+        upstreamHandshakeFailure = null;
         upstreamPin = null;
         upstreamCounter = counter;
         upstreamAuthority = request.target().target().authority();
@@ -444,6 +458,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         if (!event.isSuccess()) {
             upstreamFailure = event.cause();
+            if (current == null) {
+                upstreamHandshakeFailure = event.cause();
+            }
             return;
         }
         SslHandler tls = channel.pipeline().get(SslHandler.class);

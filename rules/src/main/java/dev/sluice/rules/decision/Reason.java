@@ -49,6 +49,11 @@ public enum Reason {
 
     SNI_MISMATCH("sni_mismatch", 0),
     NO_SNI("no_sni", 0),
+    /**
+     * The client's TLS ALPN offer names no protocol Sluice speaks on an intercepted host (h2 only):
+     * refused with the TLS alert of that name (RFC 7301 section 3.2).
+     */
+    NO_APPLICATION_PROTOCOL("no_application_protocol", 0),
     NOT_HTTP_OR_TLS("not_http_or_tls", 0),
     HEADER_TIMEOUT("header_timeout", 0),
     IDLE_TIMEOUT("idle_timeout", 0),
