@@ -66,6 +66,9 @@ import java.util.Optional;
  *       extension</td></tr>
  *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
  *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
+ *   <tr><td>501 upgrade_not_supported</td><td>an allowed request that asks for a protocol upgrade
+ *       ({@code Upgrade}, e.g. WebSocket or h2c, or {@code upgrade} named in {@code Connection});
+ *       nothing is forwarded</td></tr>
  *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
  * </table>
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
@@ -96,6 +99,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     /** The {@code listener} label of this listener in audit records and metrics. */
     static final String LISTENER = "explicit";
+
+    /** Rule id of the refusal of a request that asks for a protocol upgrade. */
+    static final String RULE_UPGRADE = "http.upgrade";
 
     public ExplicitRequestHandler(ProxyContext context) {
         this(context, null);
@@ -321,6 +327,14 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
         if (!decision.permits()) {
             refuse(ctx, request, audit, decision, connect, null);
+            return;
+        }
+        if (!connect && HopByHop.upgradeRequested(request.headers())) {
+            // Never strip the upgrade and forward the rest: the origin would see a plain request and the
+            // client an answer it cannot explain.
+            String protocols = HopByHop.upgradeProtocols(request.headers());
+            refuse(ctx, request, audit, Decision.deny(Reason.UPGRADE_NOT_SUPPORTED, RULE_UPGRADE), false,
+                    "protocol upgrade" + (protocols.isEmpty() ? "" : " to " + protocols) + " is not supported");
             return;
         }
 

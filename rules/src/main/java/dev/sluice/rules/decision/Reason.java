@@ -30,6 +30,12 @@ public enum Reason {
     UNSUPPORTED_ENCODING("unsupported_encoding", 415),
     HOST_MISMATCH("host_mismatch", 421),
     HEADER_TOO_LARGE("header_too_large", 431),
+    /**
+     * The request asks for a protocol upgrade ({@code Upgrade}, e.g. WebSocket or h2c; RFC 9110
+     * section 7.8), which Sluice does not relay: 501, the functionality the request needs is not
+     * implemented by the proxy (RFC 9110 section 15.6.2). Never silently dropped.
+     */
+    UPGRADE_NOT_SUPPORTED("upgrade_not_supported", 501),
 
     EGRESS_BUDGET("egress_budget", 429),
     CONNECTION_LIMIT("connection_limit", 503),
