@@ -45,6 +45,11 @@ public enum Reason {
     PIN_MISMATCH("pin_mismatch", 502),
     UPSTREAM_TLS_FAILED("upstream_tls_failed", 502),
     UPSTREAM_CONNECT_FAILED("upstream_connect_failed", 502),
+    /**
+     * The origin's answer is not HTTP/1.1 Sluice can relay: a malformed status line or header block, a
+     * broken chunked body, a {@code 101} nobody asked for (RFC 9112; RFC 9209's {@code http_protocol_error}).
+     */
+    UPSTREAM_PROTOCOL_ERROR("upstream_protocol_error", 502),
     DNS_FAILURE("dns_failure", 502),
     UPSTREAM_TIMEOUT("upstream_timeout", 504),
 
