@@ -38,6 +38,9 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.handler.codec.PrematureChannelClosureException;
+import io.netty.handler.ssl.SslCloseCompletionEvent;
+import dev.sluice.proxy.forward.ExchangeControl;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -78,6 +81,13 @@ import java.util.Optional;
  *
  * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight,
  * pipelined requests wait (reading is paused), so answers keep the order of requests.
+ *
+ * <p>Half-close: a FIN (or, in an intercepted tunnel, a TLS close_notify) after a complete request lets
+ * its answer finish, then the connection closes. One while the request body is still expected ends the
+ * exchange at once ({@link ExchangeControl.ClientClosedMidBody}: upstream closed, record with
+ * {@code error: client_closed_mid_body}, nothing more to the client, connection closed, slot freed).
+ * A body chunk the decoder rejects is never passed on; a broken chunked body (RFC 9112 section 7.1)
+ * aborts the exchange with 400 {@code malformed_request} when no answer has started.
  */
 public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
@@ -152,6 +162,17 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             case FORWARDING -> {
+                if (msg instanceof HttpContent content && content.decoderResult().isFailure()) {
+                    // Never forwarded: the encoder would end the body upstream as if it were whole.
+                    Throwable cause = content.decoderResult().cause();
+                    content.release();
+                    if (cause instanceof PrematureChannelClosureException) {
+                        clientClosedMidBody(ctx);
+                    } else {
+                        malformedBody(ctx);
+                    }
+                    return;
+                }
                 boolean last = msg instanceof LastHttpContent;
                 ctx.fireChannelRead(msg);
                 if (last) {
@@ -503,12 +524,64 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         if (evt instanceof ChannelInputShutdownEvent && state != State.TUNNEL) {
             // The client sent FIN: finish the exchange in progress (and any request already read),
-            // then close.
+            // then close; but a request body that is still expected can never arrive.
             inputShut = true;
+            if (state == State.FORWARDING) {
+                clientClosedMidBody(ctx);
+                return;
+            }
             closeIfDrained(ctx);
             return;
         }
+        if (evt instanceof SslCloseCompletionEvent closure && closure.isSuccess() && state != State.TUNNEL) {
+            // The client's close_notify inside an intercepted tunnel: its side of the stream has ended,
+            // as with a FIN (RFC 8446 section 6.1).
+            inputShut = true;
+            if (state == State.FORWARDING) {
+                clientClosedMidBody(ctx);
+            } else {
+                closeIfDrained(ctx);
+            }
+        }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    /**
+     * The client's input ended while the request body was still expected (issue 23): the exchange ends
+     * at once. The forwarder closes the upstream connection and writes the record
+     * ({@code error: client_closed_mid_body}); this connection closes once what is already written is
+     * flushed, which frees its slot.
+     */
+    private void clientClosedMidBody(ChannelHandlerContext ctx) {
+        inputShut = true;
+        boolean answered = responseDoneEarly;
+        responseDoneEarly = false;
+        state = State.CLOSED;
+        releaseQueued();
+        if (!answered) {
+            ctx.fireChannelRead(new ExchangeControl.ClientClosedMidBody());
+        }
+        ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /**
+     * The request body's chunked framing broke (RFC 9112 section 7.1): nothing more of it can be read.
+     * The exchange is aborted (400 {@code malformed_request} when no answer started) and the connection
+     * closes when the client is done.
+     */
+    private void malformedBody(ChannelHandlerContext ctx) {
+        boolean answered = responseDoneEarly;
+        responseDoneEarly = false;
+        state = State.DISCARDING;
+        closeAfterDiscard = true;
+        if (answered) {
+            state = State.CLOSED;
+            Lingering.close(ctx);
+            return;
+        }
+        ctx.fireChannelRead(new ExchangeControl.Abort(Decision.deny(Reason.MALFORMED_REQUEST, "http.framing"),
+                "malformed chunked request body"));
+        closeIfDrained(ctx);
     }
 
     private void onHeaderTimeout(ChannelHandlerContext ctx) {

@@ -65,7 +65,9 @@ import org.slf4j.LoggerFactory;
  * 502 {@code upstream_protocol_error} for a response head the decoder rejects (bad status line or
  * header block, RFC 9112 sections 4 and 5) or a {@code 101} nobody asked for; a response that breaks
  * off or turns malformed mid-body closes the downstream connection. Nothing the decoder rejected is
- * ever written downstream.
+ * ever written downstream. A client that half-closes mid-body
+ * ({@link ExchangeControl.ClientClosedMidBody}) gets nothing more: the upstream connection and the
+ * downstream connection close, and the record says {@code error: client_closed_mid_body}.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
@@ -157,6 +159,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 current.audit().error(abort.detail());
                 abortExchange(abort.decision());
             }
+        } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
+            onClientClosedMidBody(closed);
         } else if (msg instanceof HttpContent content) {
             onRequestContent(content);
         } else {
@@ -259,6 +263,25 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!requestComplete && !upstream.isWritable()) {
             Reads.setAutoRead(ctx.channel(), false);
         }
+    }
+
+    /**
+     * The request body can no longer arrive (the client half-closed): the exchange ends now. The
+     * upstream connection closes (a dial still under way is closed when it completes), the record is
+     * written with what was counted so far, and the downstream connection closes once what is already
+     * written is flushed; nothing more is sent to the client.
+     */
+    private void onClientClosedMidBody(ExchangeControl.ClientClosedMidBody closed) {
+        lingering = false;
+        releasePending();
+        ForwardRequest request = current;
+        current = null;
+        closeUpstream();
+        if (request != null) {
+            request.audit().error(closed.error());
+            request.audit().emit();
+        }
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
 
     // ---- responses from upstream --------------------------------------------------------------
@@ -420,10 +443,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         audit.emit();
         if (close && !requestComplete) {
-            // The request body is still coming: drop it as it arrives, close when it ends (or later).
+            // The request body is still coming: drop it as it arrives, close when it ends, when the
+            // client half-closes, or after the linger. Reading may have been paused (for the dial, or
+            // for backpressure): without reading, neither the body's end nor a FIN would be seen.
             lingering = true;
             ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             Lingering.closeLater(ctx);
+            Reads.setAutoRead(ctx.channel(), true);
             return;
         }
         if (close) {
