@@ -1,6 +1,6 @@
 package dev.sluice.proxy.dial;
 
-import dev.sluice.proxy.server.Transport;
+import dev.sluice.proxy.transport.Transport;
 import dev.sluice.rules.decision.AddressDecision;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;

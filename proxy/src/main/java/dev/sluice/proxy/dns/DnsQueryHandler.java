@@ -1,8 +1,8 @@
 package dev.sluice.proxy.dns;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.transparent.SourceIdentity;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.SourceIdentity;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;

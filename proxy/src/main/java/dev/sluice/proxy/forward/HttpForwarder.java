@@ -1,25 +1,27 @@
 package dev.sluice.proxy.forward;
 
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.exchange.ExchangeControl;
+
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
-import dev.sluice.proxy.explicit.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeSequencer;
+import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.certs.PinMismatchException;
-import dev.sluice.proxy.intercept.InterceptionTls;
-import dev.sluice.proxy.intercept.UpstreamTls;
-import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.proxy.tls.InterceptionTls;
+import dev.sluice.proxy.tls.UpstreamTls;
+import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.rules.target.Target;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import javax.net.ssl.SSLException;
-import dev.sluice.proxy.server.Draining;
+import dev.sluice.proxy.core.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.Policy;
@@ -421,9 +423,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExplicitRequestHandler.class);
+        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
-            ((ExplicitRequestHandler) requestPhase.handler()).exchangeComplete(requestPhase);
+            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
         }
     }
 
@@ -471,9 +473,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExplicitRequestHandler.class);
+        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
-            ((ExplicitRequestHandler) requestPhase.handler()).exchangeComplete(requestPhase);
+            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
         }
     }
 

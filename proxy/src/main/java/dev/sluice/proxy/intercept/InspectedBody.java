@@ -1,8 +1,8 @@
 package dev.sluice.proxy.intercept;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ForwardRequest;
-import dev.sluice.proxy.forward.ExchangeControl;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeControl;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.redact.BodyDecoding;

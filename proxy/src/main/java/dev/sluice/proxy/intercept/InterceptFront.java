@@ -1,8 +1,8 @@
 package dev.sluice.proxy.intercept;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.MisdirectedRequestException;
-import dev.sluice.proxy.explicit.RequestFront;
+import dev.sluice.proxy.exchange.MisdirectedRequestException;
+import dev.sluice.proxy.exchange.RequestFront;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;

@@ -1,5 +1,12 @@
 package dev.sluice.proxy.server;
 
+import dev.sluice.proxy.core.ConnectionLimits;
+import dev.sluice.proxy.core.Draining;
+import dev.sluice.proxy.core.PolicyHolder;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.limits.EgressBudgets;
+import dev.sluice.proxy.transport.Transport;
+
 import dev.sluice.proxy.admin.AdminChannelInitializer;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.dns.DnsChannelInitializer;
@@ -8,7 +15,7 @@ import dev.sluice.proxy.intercept.TransparentInterception;
 import dev.sluice.proxy.transparent.TransparentChannelInitializer;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.intercept.InterceptionTls;
+import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.metrics.MeteredAuditSink;
 import dev.sluice.proxy.metrics.MetricNames;
 import dev.sluice.proxy.metrics.SluiceMetrics;
@@ -90,7 +97,7 @@ public final class SluiceServer implements AutoCloseable {
         Path base = policyFile == null ? Path.of("").toAbsolutePath() : policyFile.toAbsolutePath().getParent();
         List<Path> extraTrust = policy.tls().extraTrust().stream().map(base::resolve).toList();
         // First, so that a CA that cannot load stops the start before any thread exists.
-        this.interception = InterceptionTls.start(dataDir, extraTrust, policies, metrics);
+        this.interception = InterceptionTls.start(dataDir, extraTrust, policies::current, metrics);
         this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
                 transport.ioHandlerFactory());
         this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);

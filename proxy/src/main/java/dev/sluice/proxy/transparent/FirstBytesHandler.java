@@ -1,14 +1,18 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.core.SourceIdentity;
+import dev.sluice.proxy.exchange.InterceptionPath;
+import dev.sluice.proxy.tls.ClientHelloParser;
+
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
-import dev.sluice.proxy.explicit.HeaderDeadline;
-import dev.sluice.proxy.explicit.StrictRequestDecoder;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.request.ExplicitRequestHandler;
+import dev.sluice.proxy.http.HeaderDeadline;
+import dev.sluice.proxy.http.StrictRequestDecoder;
 import dev.sluice.proxy.forward.HttpForwarder;
-import dev.sluice.proxy.server.Draining;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.Draining;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
@@ -201,8 +205,8 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     private void toTunnel(ChannelHandlerContext ctx, String serverName) {
         done = true;
         ChannelPipeline pipeline = ctx.pipeline();
-        if (pipeline.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null) {
-            pipeline.remove(ExplicitChannelInitializer.HEADER_DEADLINE);
+        if (pipeline.get(HttpPipeline.HEADER_DEADLINE) != null) {
+            pipeline.remove(HttpPipeline.HEADER_DEADLINE);
         }
         Reads.setAutoRead(ctx.channel(), false);
         ByteBuf hello = cumulation;
@@ -216,19 +220,11 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     private void toHttp(ChannelHandlerContext ctx) {
         done = true;
         Policy policy = context.policies().current();
-        HttpDecoderConfig config = new HttpDecoderConfig()
-                .setMaxInitialLineLength(16_384)
-                .setMaxHeaderSize(policy.limits().maxHeaderBytes())
-                .setMaxChunkSize(65_536)
-                .setStrictLineParsing(true);
         TransparentFront front = new TransparentFront(
                 ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress(), original.getPort());
         ChannelPipeline pipeline = ctx.pipeline();
-        String name = ctx.name();
-        pipeline.addAfter(name, ExplicitChannelInitializer.FORWARD, new HttpForwarder(context));
-        pipeline.addAfter(name, ExplicitChannelInitializer.REQUEST, new ExplicitRequestHandler(context, front));
-        pipeline.addAfter(name, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
-        pipeline.addAfter(name, ExplicitChannelInitializer.DECODER, new StrictRequestDecoder(config));
+        HttpPipeline.install(pipeline, ctx.name(), policy.limits(), new ExplicitRequestHandler(context, front), null,
+                new HttpForwarder(context));
         ByteBuf bytes = cumulation;
         cumulation = null;
         ctx.fireChannelRead(bytes);

@@ -1,12 +1,14 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.exchange.InterceptionPath;
+
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ConnectRequest;
+import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.metrics.TrafficMeter;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.tunnel.Tunnels;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;

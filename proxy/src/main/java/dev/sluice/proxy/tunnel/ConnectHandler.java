@@ -1,16 +1,16 @@
 package dev.sluice.proxy.tunnel;
 
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ConnectRequest;
+import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.intercept.Interception;
 import dev.sluice.rules.policy.InspectedHost;
 import java.util.Optional;
 import dev.sluice.proxy.http.Answers;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.TunnelMode;
