@@ -1207,7 +1207,7 @@ public final class PolicyLoader {
         } else if (!deny && !b.ports().isEmpty() && !Set.of(80, 443).containsAll(b.ports())) {
             return false;
         }
-        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.methods().containsAll(b.methods()))) {
+        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.effectiveMethods().containsAll(b.effectiveMethods()))) {
             return false;
         }
         return a.paths().isEmpty() || (!b.paths().isEmpty() && a.paths().containsAll(b.paths()));
