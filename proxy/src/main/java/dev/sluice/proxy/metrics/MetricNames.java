@@ -37,8 +37,8 @@ public final class MetricNames {
 
     /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
     public static final String DENIED_DESTINATION = "denied";
-    /** The extension label when no extension was identified. */
-    public static final String UNKNOWN_EXTENSION = "unknown";
+    /** The extension label when no extension was identified ({@link dev.sluice.rules.policy.Extension#UNIDENTIFIED}). */
+    public static final String UNKNOWN_EXTENSION = dev.sluice.rules.policy.Extension.UNIDENTIFIED;
 
     private MetricNames() {
     }

@@ -84,7 +84,7 @@ public final class PolicyLoader {
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
 
     private static final Pattern CUSTOM_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final Pattern NAME = Pattern.compile(Extension.NAME_PATTERN);
     private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
     /** RFC 9110 section 5.6.2 token. */
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
