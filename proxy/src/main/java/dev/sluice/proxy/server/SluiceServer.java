@@ -18,6 +18,7 @@ import dev.sluice.rules.policy.Policy;
 import io.micrometer.core.instrument.Tags;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -29,6 +30,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
@@ -141,19 +143,19 @@ public final class SluiceServer implements AutoCloseable {
                 ch.pipeline().addLast(explicitInit);
             }
         };
-        Channel explicit = listener(tracked)
+        Channel explicit = bound(listener(tracked)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 // A client's FIN must not close the connection by itself: a CONNECT tunnel relays it.
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .bind(listen.proxy()).sync().channel();
+                .bind(listen.proxy()), "listen.proxy", listen.proxy());
         listeners.add(explicit);
         proxyAddress = (InetSocketAddress) explicit.localAddress();
 
         List<InetSocketAddress> bound = new ArrayList<>();
         bound.add(proxyAddress);
         if (listen.admin() != null) {
-            Channel admin = listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason))
-                    .bind(listen.admin()).sync().channel();
+            Channel admin = bound(listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason))
+                    .bind(listen.admin()), "listen.admin", listen.admin());
             listeners.add(admin);
             adminAddress = (InetSocketAddress) admin.localAddress();
             bound.add(adminAddress);
@@ -166,7 +168,7 @@ public final class SluiceServer implements AutoCloseable {
             }
             TransparentChannelInitializer transparentInit = new TransparentChannelInitializer(context,
                     new TransparentInterception(context));
-            Channel transparent = listener(new ChannelInitializer<Channel>() {
+            Channel transparent = bound(listener(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {
                     downstream.add(ch);
@@ -174,15 +176,20 @@ public final class SluiceServer implements AutoCloseable {
                 }
             }).childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                    .bind(listen.transparent()).sync().channel();
+                    .bind(listen.transparent()), "listen.transparent", listen.transparent());
             listeners.add(transparent);
             transparentAddress = (InetSocketAddress) transparent.localAddress();
             bound.add(transparentAddress);
         }
         if (listen.dns() != null) {
             // UDP, and TCP (RFC 7766) on the same address and port.
-            List<Channel> dns = DnsListeners.bind(group, transport,
-                    new DnsChannelInitializer(context, listen.transparent().getAddress()), listen.dns());
+            List<Channel> dns;
+            try {
+                dns = DnsListeners.bind(group, transport,
+                        new DnsChannelInitializer(context, listen.transparent().getAddress()), listen.dns());
+            } catch (Exception e) {
+                throw bindFailure("listen.dns", listen.dns(), e);
+            }
             listeners.addAll(dns);
             dnsAddress = (InetSocketAddress) dns.get(0).localAddress();
             bound.add(dnsAddress);
@@ -194,6 +201,54 @@ public final class SluiceServer implements AutoCloseable {
         log.info("redaction keyword scan: {}", policies.current().redaction().detectors().prefilter().vectorized()
                 ? "vector (jdk.incubator.vector)"
                 : "scalar (start the JVM with --add-modules jdk.incubator.vector, as ./sluice does, for the vector scan)");
+    }
+
+    /** Waits for {@code future}'s bind; a failure becomes a {@link java.net.BindException} naming the listener. */
+    private static Channel bound(ChannelFuture future, String key, InetSocketAddress address) throws BindException {
+        future.awaitUninterruptibly();
+        if (!future.isSuccess()) {
+            throw bindFailure(key, address, future.cause());
+        }
+        return future.channel();
+    }
+
+    /**
+     * Describes a listener that could not be bound, in one line an operator can act on: the policy key,
+     * the address, the system's words for the failure, and a hint, e.g. {@code listen.transparent
+     * 10.220.5.1:15001: cannot assign requested address — create the namespace first
+     * (docker/sandbox-netns.sh up)}.
+     *
+     * @param key the policy key that names the listener ({@code listen.proxy}, {@code listen.admin},
+     *            {@code listen.transparent}, {@code listen.dns})
+     */
+    static BindException bindFailure(String key, InetSocketAddress address, Throwable cause) {
+        String what = cause == null || cause.getMessage() == null ? String.valueOf(cause) : cause.getMessage();
+        // Netty's native transport says "bind(..) failed with error(-99): Cannot assign requested address";
+        // NIO says "Cannot assign requested address".
+        java.util.regex.Matcher syscall = java.util.regex.Pattern.compile("^\\w+\\(\\.\\.\\) failed[^:]*: ").matcher(what);
+        if (syscall.find()) {
+            what = what.substring(syscall.end());
+        }
+        String lower = what.toLowerCase(java.util.Locale.ROOT);
+        String hint;
+        if (lower.contains("assign requested address")) {
+            hint = key.equals("listen.transparent") || key.equals("listen.dns")
+                    ? "create the namespace first (docker/sandbox-netns.sh up)"
+                    : "no local interface has this address";
+        } else if (lower.contains("already in use")) {
+            hint = "another process listens there (another Sluice?); stop it or change " + key;
+        } else if (lower.contains("permission denied")) {
+            hint = "ports below 1024 need CAP_NET_BIND_SERVICE; choose a port above 1023";
+        } else {
+            hint = "check " + key + " in the policy";
+        }
+        String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
+        BindException e = new BindException(key + " " + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":"
+                + address.getPort() + ": " + lower + " \u2014 " + hint);
+        if (cause != null) {
+            e.initCause(cause);
+        }
+        return e;
     }
 
     private ServerBootstrap listener(ChannelHandler childHandler) {
@@ -288,6 +343,11 @@ public final class SluiceServer implements AutoCloseable {
             return;
         }
         closed = true;
+        long startNanos = System.nanoTime();
+        int open = downstream.size();
+        if (ready) {
+            log.info("sluice stopping: {} connection(s) open, grace {} ms", open, grace.toMillis());
+        }
         if (reloader != null) {
             reloader.close();
         }
@@ -319,6 +379,10 @@ public final class SluiceServer implements AutoCloseable {
                 .awaitUninterruptibly(LOOP_SHUTDOWN_MILLIS + 1_000);
         metrics.registry().close();
         interception.close();
+        if (ready) {
+            log.info("sluice stopped in {} ms ({} connection(s) were open)",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), open);
+        }
     }
 
     /** Returns the interception TLS material (the local CA among it). */

@@ -83,6 +83,30 @@ public final class PolicyLoader {
             "max_inspected_body", "max_connections_per_extension", "egress_budget", "egress_budget_window");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
 
+    /**
+     * Returns every mapping's accepted keys, by the heading of its table in docs/policy.md (for the test
+     * that keeps that table complete). Keys of nested mappings are written dotted ({@code auth.token_sha256}).
+     */
+    static java.util.Map<String, Set<String>> keyTables() {
+        java.util.Map<String, Set<String>> tables = new java.util.LinkedHashMap<>();
+        tables.put("Top level", TOP_KEYS);
+        Set<String> extension = new LinkedHashSet<>(EXTENSION_KEYS);
+        extension.remove("auth");
+        AUTH_KEYS.forEach(k -> extension.add("auth." + k));
+        tables.put("`extensions.<name>`", extension);
+        tables.put("Rules", RULE_KEYS);
+        tables.put("`network`", NETWORK_KEYS);
+        tables.put("`listen`", LISTEN_KEYS);
+        tables.put("`limits`", LIMITS_KEYS);
+        tables.put("`inspect`", INSPECT_KEYS);
+        tables.put("`tls`", TLS_KEYS);
+        tables.put("`audit`", AUDIT_KEYS);
+        Set<String> redaction = new LinkedHashSet<>(REDACTION_KEYS);
+        redaction.addAll(CUSTOM_DETECTOR_KEYS);
+        tables.put("`redaction`", redaction);
+        return tables;
+    }
+
     private static final Pattern CUSTOM_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
     private static final Pattern NAME = Pattern.compile(Extension.NAME_PATTERN);
     private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
