@@ -1,7 +1,9 @@
 package dev.sluice.proxy.server;
 
 import dev.sluice.proxy.admin.AdminChannelInitializer;
+import dev.sluice.proxy.audit.AuditExport;
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.audit.AuditSink;
 import dev.sluice.proxy.dns.DnsChannelInitializer;
 import dev.sluice.proxy.dns.DnsListeners;
 import dev.sluice.proxy.intercept.TransparentInterception;
@@ -41,6 +43,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -81,9 +84,10 @@ public final class SluiceServer implements AutoCloseable {
     private boolean closed;
 
     private final InterceptionTls interception;
+    private final AuditExport export;
 
-    private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads)
-            throws Exception {
+    private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
+                         Map<String, String> otelConfig) throws Exception {
         this.transport = Transport.detect(policy.listen().transparent() != null);
         this.policies = new PolicyHolder(policy, clock);
         this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
@@ -96,7 +100,23 @@ public final class SluiceServer implements AutoCloseable {
         this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
                 transport.ioHandlerFactory());
         this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
-        this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, auditLog), dialer, clock,
+        // Read at start, like listen: the stdout and OTLP copies of each record, after the file's.
+        this.export = AuditExport.start(policy.audit(), otelConfig, System.out);
+        AuditSink records = export == null ? auditLog : record -> {
+            auditLog.write(record);
+            export.write(record);
+        };
+        if (export != null) {
+            for (AuditExport.Failure failure : AuditExport.Failure.values()) {
+                metrics.functionCounter(MetricNames.AUDIT_EXPORT_FAILURES, Tags.of(MetricNames.REASON, failure.label()),
+                        export, e -> e.failures(failure));
+            }
+            metrics.functionCounter(MetricNames.AUDIT_EXPORTED, Tags.of(MetricNames.SINK, "otlp"), export,
+                    AuditExport::exportedOtlp);
+            metrics.functionCounter(MetricNames.AUDIT_EXPORTED, Tags.of(MetricNames.SINK, "stdout"), export,
+                    AuditExport::writtenStdout);
+        }
+        this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, records), dialer, clock,
                 metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock));
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
@@ -121,10 +141,22 @@ public final class SluiceServer implements AutoCloseable {
      */
     public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
                                      int ioThreads) throws Exception {
+        return start(policy, policyFile, dataDir, auditLog, clock, ioThreads, Map.of());
+    }
+
+    /**
+     * Starts Sluice like {@link #start(Policy, Path, Path, AuditLog, Clock, int)}, with OpenTelemetry
+     * settings for the audit export ({@link AuditExport}) that override the environment's.
+     *
+     * @param otelConfig {@code otel.*} property names and values, e.g. {@code otel.exporter.otlp.endpoint}
+     */
+    public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
+                                     int ioThreads, Map<String, String> otelConfig) throws Exception {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(auditLog, "auditLog");
         SluiceServer server = new SluiceServer(policy, policyFile, Objects.requireNonNull(dataDir, "dataDir"),
-                auditLog, Objects.requireNonNull(clock, "clock"), ioThreads);
+                auditLog, Objects.requireNonNull(clock, "clock"), ioThreads,
+                Objects.requireNonNull(otelConfig, "otelConfig"));
         try {
             server.bind(policy.listen());
         } catch (Exception e) {
@@ -377,6 +409,9 @@ public final class SluiceServer implements AutoCloseable {
         dialer.close();
         group.shutdownGracefully(0, LOOP_SHUTDOWN_MILLIS, TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(LOOP_SHUTDOWN_MILLIS + 1_000);
+        if (export != null) {
+            export.close(); // after the event loops: every connection has written its record
+        }
         metrics.registry().close();
         interception.close();
         if (ready) {

@@ -60,13 +60,18 @@ public final class SluiceFixture implements AutoCloseable {
      * tests never depend on a fixed port being free.
      */
     public static SluiceFixture start(String policyYaml) throws Exception {
+        return start(policyYaml, java.util.Map.of());
+    }
+
+    /** Starts Sluice like {@link #start(String)}, with OpenTelemetry settings ({@code otel.*}) for the audit export. */
+    public static SluiceFixture start(String policyYaml, java.util.Map<String, String> otelConfig) throws Exception {
         policyYaml = ephemeralListeners(policyYaml);
         Path dir = Files.createTempDirectory("sluice-test-");
         Path file = dir.resolve("policy.yaml");
         Files.writeString(file, policyYaml, StandardCharsets.UTF_8);
         Policy policy = PolicyLoader.load(file);
         AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
-        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2);
+        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2, otelConfig);
         return new SluiceFixture(dir, log, server);
     }
 

@@ -81,7 +81,7 @@ public final class PolicyLoader {
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_connections_per_extension", "egress_budget", "egress_budget_window");
-    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
+    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
 
     /**
      * Returns every mapping's accepted keys, by the heading of its table in docs/policy.md (for the test
@@ -536,7 +536,29 @@ public final class PolicyLoader {
                     Long.MAX_VALUE);
             long keepFiles = integer(value(m, "keep_files"), "audit.keep_files", d.keepFiles(), 1,
                     AuditSettings.MAX_KEEP_FILES);
-            return new AuditSettings(path, maxFileBytes, (int) keepFiles);
+            AuditSettings.Format format = d.format();
+            Node formatNode = value(m, "format");
+            if (formatNode != null) {
+                String f = string(formatNode, "audit.format");
+                if ("sluice".equals(f)) {
+                    format = AuditSettings.Format.SLUICE;
+                } else if ("ocsf".equals(f)) {
+                    format = AuditSettings.Format.OCSF;
+                } else if (f != null) {
+                    error(formatNode.loc(), "audit.format: " + f + " (expected: sluice or ocsf)");
+                }
+            }
+            boolean stdout = d.stdout();
+            Node stdoutNode = value(m, "stdout");
+            if (stdoutNode != null) {
+                if (stdoutNode instanceof ScalarNode scalar
+                        && (scalar.token() == JsonToken.VALUE_TRUE || scalar.token() == JsonToken.VALUE_FALSE)) {
+                    stdout = scalar.token() == JsonToken.VALUE_TRUE;
+                } else {
+                    error(stdoutNode.loc(), "audit.stdout: " + show(stdoutNode) + " (expected: true or false)");
+                }
+            }
+            return new AuditSettings(path, maxFileBytes, (int) keepFiles, format, stdout);
         }
 
         Map<String, InspectedHost> inspect(Node node) {
