@@ -195,8 +195,11 @@ public final class SluiceServer implements AutoCloseable {
         if (listen.transparent() != null) {
             if (!"epoll".equals(transport.name())) {
                 // Without SO_ORIGINAL_DST every connection would look addressed to the listener's port.
-                throw new IllegalStateException("listen.transparent needs the native epoll transport (Linux): "
-                        + Epoll.unavailabilityCause());
+                throw new IllegalStateException("listen.transparent needs Netty's native epoll transport, which "
+                        + "ships for Linux x86_64 and aarch64; here (" + System.getProperty("os.name") + " "
+                        + System.getProperty("os.arch") + ") it did not load: " + Epoll.unavailabilityCause()
+                        + " (with a read-only root and a noexec /tmp, put the library on -Djava.library.path, "
+                        + "as the container image does, or point -Dio.netty.native.workdir at an executable directory)");
             }
             TransparentChannelInitializer transparentInit = new TransparentChannelInitializer(context,
                     new TransparentInterception(context));
