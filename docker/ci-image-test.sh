@@ -40,7 +40,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "image-test: FAILED: $*" >&2; podman_ logs "$name" 2>&1 | tail -40 >&2 || true; exit 1; }
+fail() { echo "image-test: FAILED: $*" >&2; { podman_ logs "$name" 2>&1 || true; } | tail -40 >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || { echo "image-test: needs root (podman as root on this kind of machine)" >&2; exit 1; }
 
@@ -55,7 +55,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get update -q >/dev/null
   apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
 fi
-log "$(podman --version), runc $(runc --version | head -1 | awk '{print $3}')"
+log "$(podman --version), runc $(runc --version | sed -n '1s/.* //p')"
 
 # 2. The JRE base from Debian packages.
 if [ "${SLUICE_CI_REBUILD_BASE:-0}" = 1 ] || ! podman_ image exists "$base_image"; then
@@ -65,7 +65,7 @@ if [ "${SLUICE_CI_REBUILD_BASE:-0}" = 1 ] || ! podman_ image exists "$base_image
   podman_ import --quiet "$work/base.tar" "$base_image" >/dev/null
   rm -f "$work/base.tar"
 fi
-log "base image $base_image: $(podman_ run --rm --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "$base_image" java -version 2>&1 | head -1)"
+log "base image $base_image: $(podman_ run --rm --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "$base_image" java -version 2>&1 | sed -n 1p)"
 
 # 3. The image, from the Dockerfile, on the jar `mvn package` built.
 if [ ! -f proxy/target/sluice.jar ] || [ ! -d proxy/target/native/META-INF/native ] || [ ! -f benchmarks/target/benchmarks.jar ]; then
@@ -88,7 +88,7 @@ free_port() {
   local p
   while :; do
     p=$(( 20000 + RANDOM % 40000 ))
-    ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+    [ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return; }
   done
 }
 proxy_port=$(free_port); admin_port=$(free_port); transparent_port=$(free_port); origin_port=$(free_port)
@@ -129,7 +129,10 @@ done
 health=$(curl -s -o "$work/health.body" -w '%{http_code}' "http://127.0.0.1:$admin_port/healthz") || fail "/healthz did not answer"
 [ "$health" = 200 ] || fail "/healthz: $health $(cat "$work/health.body")"
 log "/healthz: $health $(head -c 80 "$work/health.body" | tr -d '\n')"
-podman_ logs "$name" 2>&1 | grep -q 'transport=epoll' || fail "the native epoll transport did not load (noexec /tmp)"
+# (logs go to a file first: `podman logs | grep -q` fails under pipefail when grep stops reading early)
+container_log() { podman_ logs "$name" >"$work/container.log" 2>&1 || true; }
+container_log
+grep -q 'transport=epoll' "$work/container.log" || fail "the native epoll transport did not load (noexec /tmp)"
 log "native epoll transport loaded from /opt/sluice/native with a noexec /tmp"
 
 allowed=$(curl -s -o "$work/allowed.body" -w '%{http_code}' -x "http://127.0.0.1:$proxy_port" "http://origin.test:$origin_port/") || true
@@ -154,18 +157,19 @@ env_out=$(podman_ exec "$name" sluice env --extension default 2>"$work/env.err")
 grep -q "^# CA certificate: /var/lib/sluice/ca.crt.pem " <<<"$env_out" || fail "sluice env names another CA: $env_out"
 grep -q "warning" "$work/env.err" && fail "sluice env warned: $(cat "$work/env.err")"
 log "sluice env in the container names the running proxy's CA (/var/lib/sluice/ca.crt.pem)"
+stdout_records() { podman_ logs "$name" 2>/dev/null >"$work/stdout.log" || true; grep -c '"event.id"' "$work/stdout.log" || true; }
 for _ in $(seq 1 50); do
-  [ "$(podman_ logs "$name" 2>/dev/null | grep -c '"event.id"')" -ge 2 ] && break
+  [ "$(stdout_records)" -ge 2 ] && break
   sleep 0.1
 done
-[ "$(podman_ logs "$name" 2>/dev/null | grep -c '"event.id"')" -ge 2 ] || fail "no audit lines on standard output"
-log "audit records on standard output (audit.stdout): $(podman_ logs "$name" 2>/dev/null | grep -c '"event.id"')"
+[ "$(stdout_records)" -ge 2 ] || fail "no audit lines on standard output"
+log "audit records on standard output (audit.stdout): $(stdout_records)"
 
 stop_start=$(date +%s%N)
 podman_ stop -t 30 "$name" >/dev/null
 stop_ms=$(( ($(date +%s%N) - stop_start) / 1000000 ))
 code=$(podman_ inspect -f '{{.State.ExitCode}}' "$name")
-podman_ logs "$name" >"$work/container.log" 2>&1
+container_log
 grep -q "sluice: shutting down" "$work/container.log" || fail "no shutdown line after SIGTERM"
 grep -q "sluice: stopped; audit log /var/lib/sluice/audit.jsonl flushed and closed" "$work/container.log" \
   || fail "SIGTERM did not stop Sluice gracefully"
