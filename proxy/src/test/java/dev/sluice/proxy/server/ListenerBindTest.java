@@ -45,19 +45,19 @@ class ListenerBindTest {
 
     @Test
     void anAddressNoInterfaceHasNamesTheListener() {
-        // 192.0.2.1 (TEST-NET-1, RFC 5737) is on no interface here; nothing is sent anywhere.
-        assertThatThrownBy(() -> start("  proxy: 127.0.0.1:0\n  admin: 192.0.2.1:0\n"))
+        // 198.51.100.254 (TEST-NET-2, RFC 5737) is on no interface here; nothing is sent anywhere.
+        assertThatThrownBy(() -> start("  proxy: 127.0.0.1:0\n  admin: 198.51.100.254:0\n"))
                 .isInstanceOf(BindException.class)
-                .hasMessage("listen.admin 192.0.2.1:0: cannot assign requested address \u2014 no local interface has "
+                .hasMessage("listen.admin 198.51.100.254:0: cannot assign requested address \u2014 no local interface has "
                         + "this address");
     }
 
     @Test
     void aTransparentListenerWithoutItsNamespaceSaysToCreateIt() {
         assumeTrue(Epoll.isAvailable(), "transparent mode needs the epoll transport");
-        assertThatThrownBy(() -> start("  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:0\n  transparent: 192.0.2.1:15001\n"))
+        assertThatThrownBy(() -> start("  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:0\n  transparent: 198.51.100.254:15001\n"))
                 .isInstanceOf(BindException.class)
-                .hasMessage("listen.transparent 192.0.2.1:15001: cannot assign requested address \u2014 create the "
+                .hasMessage("listen.transparent 198.51.100.254:15001: cannot assign requested address \u2014 create the "
                         + "namespace first (docker/sandbox-netns.sh up)");
     }
 
