@@ -33,6 +33,9 @@ import java.util.Objects;
  *       can see and that match; it never allows a tunnel ({@code request == null}), since what travels
  *       inside cannot be checked (fail closed). A deny rule with {@code methods} or {@code paths} denies
  *       matching visible requests, and every tunnel to its host and ports.</li>
+ *   <li>{@code HEAD} counts as listed wherever {@code GET} is ({@link Rule#matchesMethod}, RFC 9110
+ *       section 9.3.2), in allow and deny rules alike; to allow GET but not HEAD, add a deny rule with
+ *       {@code methods: [HEAD]}.</li>
  * </ul>
  *
  * <h2>Order and reasons</h2>
@@ -223,7 +226,7 @@ public final class Decider {
                 return 1;
             }
             Rule rule = rules.get(index);
-            if (!rule.methods().isEmpty() && (request == null || !rule.methods().contains(request.method()))) {
+            if (!rule.methods().isEmpty() && (request == null || !rule.matchesMethod(request.method()))) {
                 return 2;
             }
             if (!rule.paths().isEmpty() && (request == null || !anyPathMatches(rule, request.path()))) {
@@ -375,7 +378,7 @@ public final class Decider {
         if (!allowPortMatches(rule, port)) {
             return Reason.PORT_NOT_ALLOWED;
         }
-        if (!rule.methods().isEmpty() && (request == null || !rule.methods().contains(request.method()))) {
+        if (!rule.methods().isEmpty() && (request == null || !rule.matchesMethod(request.method()))) {
             return Reason.METHOD_NOT_ALLOWED;
         }
         if (!rule.paths().isEmpty() && (request == null || !anyPathMatches(rule, request.path()))) {
@@ -398,7 +401,7 @@ public final class Decider {
         if (request == null) {
             return true; // a tunnel may carry any method and path
         }
-        if (!rule.methods().isEmpty() && !rule.methods().contains(request.method())) {
+        if (!rule.matchesMethod(request.method())) {
             return false;
         }
         if (!rule.paths().isEmpty()) {
