@@ -22,6 +22,7 @@ import javax.net.ssl.SSLException;
 import dev.sluice.proxy.core.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
 import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.Policy;
@@ -76,7 +77,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(HttpForwarder.class);
 
     /** Rule id of refusals caused by what the origin answered. */
-    static final String RULE_UPSTREAM = "network.upstream";
+    static final String RULE_UPSTREAM = BuiltinRules.UPSTREAM;
 
     /** Largest response header block accepted from an origin, in bytes. */
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
@@ -229,7 +230,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!f.isSuccess()) {
             Throwable cause = f.cause();
             Decision denial = cause instanceof DialFailure failure
-                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
             releasePending();
             refuse(denial, cause instanceof DialFailure ? cause.getMessage() : "connect failed");
             return;
@@ -497,14 +498,14 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     /** Maps an upstream failure to the reason the client is told: a pin, TLS, or anything else. */
     private static Decision failureDecision(Throwable cause) {
         if (cause != null && PinMismatchException.find(cause).isPresent()) {
-            return Decision.deny(Reason.PIN_MISMATCH, "inspect.pins");
+            return Decision.deny(Reason.PIN_MISMATCH, BuiltinRules.PINS);
         }
         for (Throwable t = cause; t != null; t = t.getCause()) {
             if (t instanceof SSLException) {
-                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, "network.tls");
+                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, BuiltinRules.UPSTREAM_TLS);
             }
         }
-        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream");
+        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM);
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {

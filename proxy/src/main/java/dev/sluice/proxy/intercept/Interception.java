@@ -1,5 +1,6 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.proxy.tls.InterceptionTls;
 
 import dev.sluice.proxy.audit.AuditEvent;
@@ -200,7 +201,7 @@ public final class Interception {
             if (msg instanceof ByteBuf buf && buf.isReadable()) {
                 if (buf.getByte(buf.readerIndex()) != HANDSHAKE) {
                     ReferenceCountUtil.release(msg);
-                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule("inspect")
+                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule(BuiltinRules.INSPECT)
                             .error("not TLS in a tunnel to an inspected host");
                     ctx.close();
                     return;
@@ -249,7 +250,7 @@ public final class Interception {
         private void fail(ChannelHandlerContext ctx, Throwable cause) {
             Reason reason = refusal;
             if (reason != null) {
-                tunnelAudit.decision("deny").reason(reason.label()).rule("inspect");
+                tunnelAudit.decision("deny").reason(reason.label()).rule(BuiltinRules.INSPECT);
                 if (sni != null) {
                     tunnelAudit.tlsSni(sni.length() > 253 ? sni.substring(0, 253) : sni);
                 }

@@ -16,6 +16,7 @@ import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.RequestInfo;
@@ -120,7 +121,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     static final String LISTENER = "explicit";
 
     /** Rule id of the refusal of a request that asks for a protocol upgrade. */
-    static final String RULE_UPGRADE = "http.upgrade";
+    static final String RULE_UPGRADE = BuiltinRules.HTTP_UPGRADE;
 
     public ExplicitRequestHandler(ProxyContext context) {
         this(context, null);
@@ -249,16 +250,16 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             Throwable cause = result.cause();
             if (cause instanceof StrictRequestDecoder.AmbiguousFramingException) {
                 audit.method(request.method().name());
-                refuse(ctx, request, audit, Decision.deny(Reason.AMBIGUOUS_FRAMING, "http.framing"), true,
+                refuse(ctx, request, audit, Decision.deny(Reason.AMBIGUOUS_FRAMING, BuiltinRules.HTTP_FRAMING), true,
                         "Content-Length with Transfer-Encoding");
             } else if (cause instanceof TooLongHttpHeaderException) {
-                refuse(ctx, request, audit, Decision.deny(Reason.HEADER_TOO_LARGE, "limits.max_header_bytes"), true,
+                refuse(ctx, request, audit, Decision.deny(Reason.HEADER_TOO_LARGE, BuiltinRules.MAX_HEADER_BYTES), true,
                         "header block over " + policy.limits().maxHeaderBytes() + " bytes");
             } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
-                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.parse"), true,
+                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE), true,
                         "request line too long");
             } else {
-                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.parse"), true,
+                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE), true,
                         "unparseable request");
             }
             return;
@@ -266,18 +267,18 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         audit.method(request.method().name());
         if (!request.protocolVersion().equals(HttpVersion.HTTP_1_1)
                 && !request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.parse"), true,
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE), true,
                     "unsupported HTTP version");
             return;
         }
         String transferEncoding = request.headers().get(HttpHeaderNames.TRANSFER_ENCODING);
         if (transferEncoding != null && !transferEncoding.trim().equalsIgnoreCase("chunked")) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.framing"), true,
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_FRAMING), true,
                     "unsupported Transfer-Encoding");
             return;
         }
         if (!context.auditLog().healthy()) {
-            refuse(ctx, request, audit, Decision.deny(Reason.AUDIT_UNAVAILABLE, "audit"), true,
+            refuse(ctx, request, audit, Decision.deny(Reason.AUDIT_UNAVAILABLE, BuiltinRules.AUDIT), true,
                     "audit log unavailable");
             return;
         }
@@ -290,21 +291,21 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 : identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
         if (extension.isEmpty()) {
             describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, "auth"), false, null);
+            refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.AUTH), false, null);
             return;
         }
         audit.extension(extension.get().name());
         if ((front == null || front.bindsConnection())
                 && !bindConnection(ctx, extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
             describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, Decision.deny(Reason.CONNECTION_LIMIT, "limits.max_connections_per_extension"),
+            refuse(ctx, request, audit, Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS),
                     true, null);
             return;
         }
 
         if (overBudget(policy, extension.get())) {
             describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, Decision.deny(Reason.EGRESS_BUDGET, "limits.egress_budget"), false, null);
+            refuse(ctx, request, audit, Decision.deny(Reason.EGRESS_BUDGET, BuiltinRules.EGRESS_BUDGET), false, null);
             return;
         }
 
@@ -324,7 +325,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 audit.scheme("http");
                 String uri = request.uri();
                 if (uri.startsWith("/") || uri.equals("*")) {
-                    refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.request_target"), false,
+                    refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_REQUEST_TARGET), false,
                             "origin-form request-target on the proxy listener (expected: absolute-form)");
                     return;
                 }
@@ -333,10 +334,10 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 audit.urlPath(httpTarget.pathAndQuery());
             }
         } catch (MalformedTargetException e) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, "target"), false, e.getMessage());
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, BuiltinRules.TARGET), false, e.getMessage());
             return;
         } catch (MisdirectedRequestException e) {
-            refuse(ctx, request, audit, Decision.deny(Reason.HOST_MISMATCH, "intercept.host"), false, e.getMessage());
+            refuse(ctx, request, audit, Decision.deny(Reason.HOST_MISMATCH, BuiltinRules.INTERCEPT_HOST), false, e.getMessage());
             return;
         }
         audit.server(target.host(), target.port());
@@ -579,7 +580,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             Lingering.close(ctx);
             return;
         }
-        ctx.fireChannelRead(new ExchangeControl.Abort(Decision.deny(Reason.MALFORMED_REQUEST, "http.framing"),
+        ctx.fireChannelRead(new ExchangeControl.Abort(Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_FRAMING),
                 "malformed chunked request body"));
         closeIfDrained(ctx);
     }
@@ -594,7 +595,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 .client((InetSocketAddress) ctx.channel().remoteAddress())
                 .decision("deny")
                 .reason(Reason.HEADER_TIMEOUT.label())
-                .rule("limits.header_timeout")
+                .rule(BuiltinRules.HEADER_TIMEOUT)
                 .error("no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
         if (boundExtension != null) {
             audit.extension(boundExtension);

@@ -14,6 +14,7 @@ import dev.sluice.proxy.core.Draining;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.core.Reads;
 import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.Extension;
@@ -114,7 +115,7 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
         Policy policy = context.policies().current();
         Optional<Extension> identified = SourceIdentity.identify(policy, client.getAddress());
         if (identified.isEmpty()) {
-            refuse(ctx, Decision.deny(Reason.UNKNOWN_EXTENSION, "sources"), "no extension has this source address");
+            refuse(ctx, Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.SOURCES), "no extension has this source address");
             return;
         }
         extension = identified.get();
@@ -165,7 +166,7 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
             switch (result.kind()) {
                 case NEED_MORE -> needBytes = result.needBytes();
                 case SNI, NO_SNI -> toTunnel(ctx, result.serverName());
-                case TOO_LARGE -> refuse(ctx, Decision.deny(Reason.HEADER_TOO_LARGE, "limits.max_header_bytes"),
+                case TOO_LARGE -> refuse(ctx, Decision.deny(Reason.HEADER_TOO_LARGE, BuiltinRules.MAX_HEADER_BYTES),
                         "ClientHello over " + maxBytes + " bytes");
                 case NOT_TLS -> refuse(ctx, Decision.deny(Reason.NOT_HTTP_OR_TLS, PEEK_RULE), "not a TLS handshake");
                 case MALFORMED -> refuse(ctx, Decision.deny(Reason.NOT_HTTP_OR_TLS, PEEK_RULE),
@@ -243,13 +244,13 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (!done) {
             if (evt instanceof HeaderDeadline.HeaderTimeoutEvent) {
-                refuse(ctx, Decision.deny(Reason.HEADER_TIMEOUT, "limits.header_timeout"),
+                refuse(ctx, Decision.deny(Reason.HEADER_TIMEOUT, BuiltinRules.HEADER_TIMEOUT),
                         "no complete ClientHello or request head within "
                                 + context.policies().current().limits().headerTimeout().toMillis() + " ms");
                 return;
             }
             if (evt instanceof IdleStateEvent) {
-                refuse(ctx, Decision.deny(Reason.IDLE_TIMEOUT, "limits.idle_timeout"), "idle_timeout");
+                refuse(ctx, Decision.deny(Reason.IDLE_TIMEOUT, BuiltinRules.IDLE_TIMEOUT), "idle_timeout");
                 return;
             }
             if (evt instanceof ChannelInputShutdownEvent || evt instanceof Draining) {

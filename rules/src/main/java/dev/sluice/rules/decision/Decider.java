@@ -52,13 +52,13 @@ import java.util.Objects;
 public final class Decider {
 
     /** Rule id of a decision where no rule matched. */
-    public static final String IMPLICIT_DENY = "implicit-deny";
+    public static final String IMPLICIT_DENY = BuiltinRules.IMPLICIT_DENY;
     /** Rule id of an {@link Reason#ADDRESS_CLASS} denial. */
-    public static final String ADDRESS_CLASS_RULE = "network.address_class";
+    public static final String ADDRESS_CLASS_RULE = BuiltinRules.ADDRESS_CLASS;
     /** Rule id of a {@link Reason#SELF_LOOP} denial. */
-    public static final String SELF_RULE = "network.self";
+    public static final String SELF_RULE = BuiltinRules.SELF;
     /** Rule id of a {@link Reason#DNS_FAILURE} denial (no answers). */
-    public static final String DNS_RULE = "network.dns";
+    public static final String DNS_RULE = BuiltinRules.DNS;
 
     private Decider() {
     }
