@@ -33,7 +33,7 @@ public record InterceptFront(String extension, Target target, String listener) i
     }
 
     @Override
-    public Optional<Extension> identify(Policy policy) {
+    public Optional<Extension> identify(Policy policy, HttpRequest request) {
         return policy.extension(extension);
     }
 
@@ -57,7 +57,7 @@ public record InterceptFront(String extension, Target target, String listener) i
     }
 
     @Override
-    public String scheme() {
+    public String scheme(HttpRequest request) {
         return "https";
     }
 

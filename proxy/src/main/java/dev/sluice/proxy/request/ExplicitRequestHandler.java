@@ -4,6 +4,7 @@ import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.exchange.ExchangeSequencer;
 import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.exchange.MisdirectedRequestException;
+import dev.sluice.proxy.exchange.OriginFormException;
 import dev.sluice.proxy.exchange.RequestFront;
 import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.proxy.http.HeaderDeadline;
@@ -20,7 +21,6 @@ import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.RequestInfo;
-import dev.sluice.rules.decision.Verdict;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
@@ -35,7 +35,6 @@ import dev.sluice.proxy.core.Draining;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.codec.DecoderResult;
-import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
@@ -44,19 +43,13 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http.TooLongHttpHeaderException;
-import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.ssl.SslCloseCompletionEvent;
 import dev.sluice.proxy.exchange.ExchangeControl;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.Base64;
-import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -115,27 +108,29 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     private boolean closeAfterDiscard;
     private boolean inputShut;
     private boolean draining;
-    private String boundExtension;
+    private final RequestAdmission admission;
 
-    /** The {@code listener} label of this listener in audit records and metrics. */
-    static final String LISTENER = "explicit";
+    /** The {@code listener} label of the explicit listener in audit records and metrics. */
+    static final String LISTENER = ExplicitFront.LISTENER;
 
     /** Rule id of the refusal of a request that asks for a protocol upgrade. */
     static final String RULE_UPGRADE = BuiltinRules.HTTP_UPGRADE;
 
+    /** The request phase of the explicit listener ({@link ExplicitFront}). */
     public ExplicitRequestHandler(ProxyContext context) {
-        this(context, null);
+        this(context, new ExplicitFront());
     }
 
     /**
      * @param context the server's shared context
-     * @param front how requests are identified and placed, or null for the explicit proxy
-     *     (Proxy-Authorization; absolute-form and CONNECT)
+     * @param front how requests are identified and placed: {@link ExplicitFront} on the explicit listener,
+     *     the transparent listener's front, or an intercepted tunnel's
      */
     public ExplicitRequestHandler(ProxyContext context, RequestFront front) {
         this.context = context;
-        this.front = front;
-        this.listener = front == null ? LISTENER : front.listener();
+        this.front = java.util.Objects.requireNonNull(front, "front");
+        this.listener = front.listener();
+        this.admission = new RequestAdmission(context, listener);
     }
 
     @Override
@@ -246,93 +241,49 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 .client((InetSocketAddress) ctx.channel().remoteAddress());
 
         DecoderResult result = request.decoderResult();
-        if (result.isFailure()) {
-            Throwable cause = result.cause();
-            if (cause instanceof StrictRequestDecoder.AmbiguousFramingException) {
-                audit.method(request.method().name());
-                refuse(ctx, request, audit, Decision.deny(Reason.AMBIGUOUS_FRAMING, BuiltinRules.HTTP_FRAMING), true,
-                        "Content-Length with Transfer-Encoding");
-            } else if (cause instanceof TooLongHttpHeaderException) {
-                refuse(ctx, request, audit, Decision.deny(Reason.HEADER_TOO_LARGE, BuiltinRules.MAX_HEADER_BYTES), true,
-                        "header block over " + policy.limits().maxHeaderBytes() + " bytes");
-            } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
-                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE), true,
-                        "request line too long");
-            } else {
-                refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE), true,
-                        "unparseable request");
-            }
-            return;
+        if (!result.isFailure() || result.cause() instanceof StrictRequestDecoder.AmbiguousFramingException) {
+            audit.method(request.method().name());
         }
-        audit.method(request.method().name());
-        if (!request.protocolVersion().equals(HttpVersion.HTTP_1_1)
-                && !request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE), true,
-                    "unsupported HTTP version");
-            return;
+        Refusal refusal = DecoderFailures.of(request, policy.limits().maxHeaderBytes());
+        if (refusal == null) {
+            refusal = admission.auditHealth();
         }
-        String transferEncoding = request.headers().get(HttpHeaderNames.TRANSFER_ENCODING);
-        if (transferEncoding != null && !transferEncoding.trim().equalsIgnoreCase("chunked")) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_FRAMING), true,
-                    "unsupported Transfer-Encoding");
-            return;
-        }
-        if (!context.auditLog().healthy()) {
-            refuse(ctx, request, audit, Decision.deny(Reason.AUDIT_UNAVAILABLE, BuiltinRules.AUDIT), true,
-                    "audit log unavailable");
+        if (refusal != null) {
+            refuse(ctx, request, audit, refusal.decision(), refusal.close(), refusal.detail());
             return;
         }
 
-        if (front != null) {
-            front.describe(audit);
-        }
-
-        Optional<Extension> extension = front != null ? front.identify(policy)
-                : identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
+        front.describe(audit);
+        Optional<Extension> extension = front.identify(policy, request);
         if (extension.isEmpty()) {
             describeTargetForAudit(request, audit);
             refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.AUTH), false, null);
             return;
         }
         audit.extension(extension.get().name());
-        if ((front == null || front.bindsConnection())
-                && !bindConnection(ctx, extension.get().name(), policy.limits().maxConnectionsPerExtension())) {
+        refusal = admission.admit(ctx.channel(), extension.get(), policy, front.bindsConnection());
+        if (refusal != null) {
             describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS),
-                    true, null);
+            refuse(ctx, request, audit, refusal.decision(), refusal.close(), refusal.detail());
             return;
         }
 
-        if (overBudget(policy, extension.get())) {
-            describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, Decision.deny(Reason.EGRESS_BUDGET, BuiltinRules.EGRESS_BUDGET), false, null);
-            return;
-        }
-
-        boolean connect = front == null && HttpMethod.CONNECT.equals(request.method());
+        boolean connect = front.opensTunnel(request);
         Target target;
         HttpTarget httpTarget = null;
+        audit.scheme(front.scheme(request));
         try {
-            if (front != null) {
-                audit.scheme(front.scheme());
+            if (connect) {
+                target = front.tunnelTarget(request);
+            } else {
                 httpTarget = front.target(request);
                 target = httpTarget.target();
                 audit.urlPath(httpTarget.pathAndQuery());
-            } else if (connect) {
-                audit.scheme("https");
-                target = TargetParser.parseAuthority(request.uri());
-            } else {
-                audit.scheme("http");
-                String uri = request.uri();
-                if (uri.startsWith("/") || uri.equals("*")) {
-                    refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_REQUEST_TARGET), false,
-                            "origin-form request-target on the proxy listener (expected: absolute-form)");
-                    return;
-                }
-                httpTarget = TargetParser.parseAbsoluteForm(uri);
-                target = httpTarget.target();
-                audit.urlPath(httpTarget.pathAndQuery());
             }
+        } catch (OriginFormException e) {
+            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_REQUEST_TARGET), false,
+                    e.getMessage());
+            return;
         } catch (MalformedTargetException e) {
             refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, BuiltinRules.TARGET), false, e.getMessage());
             return;
@@ -367,30 +318,23 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
             // the CONNECT header), untouched.
             ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit,
-                    context.traffic(policy, extension.get(), decision), extension.get().name(), LISTENER));
+                    context.traffic(policy, extension.get(), decision), extension.get().name(), listener));
             ctx.pipeline().remove(HttpPipeline.DECODER);
             return;
         }
 
-        if (front == null) {
-            audit.tlsMode("none");
-        }
+        front.describeForwarded(audit);
         HttpRequest upstream = new DefaultHttpRequest(request.protocolVersion(), request.method(),
                 httpTarget.pathAndQuery(), request.headers().copy());
         HttpHeaders headers = upstream.headers();
         HopByHop.strip(headers);
-        headers.set(HttpHeaderNames.HOST, hostHeader(target, front == null ? 80 : front.defaultPort()));
+        headers.set(HttpHeaderNames.HOST, hostHeader(target, front.defaultPort()));
         if (HttpUtil.isTransferEncodingChunked(request)) {
             HttpUtil.setTransferEncodingChunked(upstream, true);
         }
         state = State.FORWARDING;
         ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
                 HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision)));
-    }
-
-    private boolean overBudget(Policy policy, Extension extension) {
-        return context.budgets().exhausted(extension.name(), policy.limits().egressBudgetBytes(),
-                policy.limits().egressBudgetWindow());
     }
 
     /** Fills in the target of a request refused before its target mattered (best effort, for the record). */
@@ -409,66 +353,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         }
     }
 
-    /**
-     * Binds this connection to {@code extension} for the per-extension connection cap; a connection
-     * whose requests change identity is moved to the new extension.
-     *
-     * @return false when the extension is at its cap
-     */
-    private boolean bindConnection(ChannelHandlerContext ctx, String extension, int max) {
-        if (extension.equals(boundExtension)) {
-            return true;
-        }
-        if (!context.connections().tryAcquire(extension, listener, max)) {
-            return false;
-        }
-        if (boundExtension != null) {
-            context.connections().release(boundExtension, listener);
-        } else {
-            // Released when the connection closes, whichever phase owns it then (a tunnel outlives
-            // this handler).
-            ctx.channel().closeFuture().addListener(f -> unbind());
-        }
-        boundExtension = extension;
-        return true;
-    }
-
-    private void unbind() {
-        if (boundExtension != null) {
-            context.connections().release(boundExtension, listener);
-            boundExtension = null;
-        }
-    }
-
     private static String hostHeader(Target target, int defaultPort) {
         return target.port() == defaultPort ? target.hostForUri() : target.authority();
-    }
-
-    /**
-     * Returns the extension named by {@code Proxy-Authorization: Basic name:token} (RFC 7617), the
-     * {@code default} extension when the header is absent, or empty when neither applies. Wrong
-     * credentials never fall back to {@code default}.
-     */
-    static Optional<Extension> identify(Policy policy, String authorization) {
-        if (authorization == null) {
-            return policy.defaultExtension();
-        }
-        String value = authorization.trim();
-        int space = value.indexOf(' ');
-        if (space <= 0 || !value.substring(0, space).toLowerCase(Locale.ROOT).equals("basic")) {
-            return Optional.empty();
-        }
-        String decoded;
-        try {
-            decoded = new String(Base64.getDecoder().decode(value.substring(space + 1).trim()), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return Optional.empty();
-        }
-        int colon = decoded.indexOf(':');
-        if (colon <= 0) {
-            return Optional.empty();
-        }
-        return policy.authenticate(decoded.substring(0, colon), decoded.substring(colon + 1));
     }
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Decision decision,
@@ -597,8 +483,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 .reason(Reason.HEADER_TIMEOUT.label())
                 .rule(BuiltinRules.HEADER_TIMEOUT)
                 .error("no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
-        if (boundExtension != null) {
-            audit.extension(boundExtension);
+        if (admission.boundExtension() != null) {
+            audit.extension(admission.boundExtension());
         }
         audit.emit();
         state = State.CLOSED;

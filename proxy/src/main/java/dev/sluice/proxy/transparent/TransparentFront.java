@@ -46,7 +46,7 @@ final class TransparentFront implements RequestFront {
     }
 
     @Override
-    public Optional<Extension> identify(Policy policy) {
+    public Optional<Extension> identify(Policy policy, HttpRequest request) {
         return SourceIdentity.identify(policy, source);
     }
 
