@@ -1,5 +1,6 @@
 package dev.sluice.proxy.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.limits.EgressBudgets;
 
 import dev.sluice.proxy.audit.AuditLog;
@@ -19,12 +20,13 @@ import java.time.Clock;
  * @param clock wall clock for audit timestamps
  * @param metrics the metrics registry
  * @param connections per-extension connection counts and caps
- * @param interception the TLS material for inspected hosts
+ * @param interception the TLS material for inspected hosts; null where interception is not available (a
+ *     tunnel the rules mark {@code INTERCEPT} is then refused, never relayed blind)
  * @param budgets per-extension egress byte budgets
  */
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
                            Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
-                           InterceptionTls interception, EgressBudgets budgets) {
+                           @Nullable InterceptionTls interception, EgressBudgets budgets) {
 
     /**
      * Returns the byte counters for traffic of {@code extension} decided by {@code decision}, charging

@@ -1,5 +1,6 @@
 package dev.sluice.rules.decision;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.address.AddressClass;
 import dev.sluice.rules.address.AddressClassifier;
 import dev.sluice.rules.address.Cidr;
@@ -75,7 +76,7 @@ public final class Decider {
      * @param request the visible request, or null for a tunnel
      * @return the decision, never null
      */
-    public static Decision decide(Policy policy, Extension extension, Target target, RequestInfo request) {
+    public static Decision decide(Policy policy, Extension extension, Target target, @Nullable RequestInfo request) {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(extension, "extension");
         Objects.requireNonNull(target, "target");
@@ -182,7 +183,7 @@ public final class Decider {
     }
 
     /** Returns the position of the first deny rule matching target, port and request, or -1. */
-    private static int firstDeny(RuleList rules, Target target, RequestInfo request) {
+    private static int firstDeny(RuleList rules, Target target, @Nullable RequestInfo request) {
         if (rules.isEmpty()) {
             return -1;
         }
@@ -199,11 +200,11 @@ public final class Decider {
 
         final RuleList rules;
         final int port;
-        final RequestInfo request;
+        final @Nullable RequestInfo request;
         int bestRank;
         int bestIndex = Integer.MAX_VALUE;
 
-        AllowSearch(RuleList rules, int port, RequestInfo request) {
+        AllowSearch(RuleList rules, int port, @Nullable RequestInfo request) {
             this.rules = rules;
             this.port = port;
             this.request = request;
@@ -240,10 +241,10 @@ public final class Decider {
     private static final class DenySearch implements RuleList.IntVisitor {
         final RuleList rules;
         final int port;
-        final RequestInfo request;
+        final @Nullable RequestInfo request;
         int first = -1;
 
-        DenySearch(RuleList rules, int port, RequestInfo request) {
+        DenySearch(RuleList rules, int port, @Nullable RequestInfo request) {
             this.rules = rules;
             this.port = port;
             this.request = request;
@@ -264,7 +265,7 @@ public final class Decider {
      * The reference semantics, as a plain scan in list order; {@link #decide} must agree with it (tested).
      * Package-private for tests.
      */
-    static Decision decideByScan(Policy policy, Extension extension, Target target, RequestInfo request) {
+    static Decision decideByScan(Policy policy, Extension extension, Target target, @Nullable RequestInfo request) {
         for (Rule rule : extension.deny()) {
             if (denyMatches(rule, target, request)) {
                 return miss(policy, Reason.DENIED_BY_RULE, rule.id());
@@ -374,7 +375,7 @@ public final class Decider {
     }
 
     /** Returns null when the rule allows port and request, else the reason it does not. */
-    static Reason allowMiss(Rule rule, int port, RequestInfo request) {
+    static @Nullable Reason allowMiss(Rule rule, int port, @Nullable RequestInfo request) {
         if (!allowPortMatches(rule, port)) {
             return Reason.PORT_NOT_ALLOWED;
         }
@@ -387,7 +388,7 @@ public final class Decider {
         return null;
     }
 
-    static boolean denyMatches(Rule rule, Target target, RequestInfo request) {
+    static boolean denyMatches(Rule rule, Target target, @Nullable RequestInfo request) {
         if (!targetMatches(rule, target)) {
             return false;
         }
@@ -397,7 +398,7 @@ public final class Decider {
         return denyRequestMatches(rule, request);
     }
 
-    private static boolean denyRequestMatches(Rule rule, RequestInfo request) {
+    private static boolean denyRequestMatches(Rule rule, @Nullable RequestInfo request) {
         if (request == null) {
             return true; // a tunnel may carry any method and path
         }
