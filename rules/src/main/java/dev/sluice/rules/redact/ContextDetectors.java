@@ -24,9 +24,216 @@ public final class ContextDetectors {
 
     private static Detector keywordFirst(String id, String description, List<String> keywords, String regex,
                                          int maxLength, double minEntropy, Predicate<String> validator, Precheck precheck) {
-        return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, checked(validator), 0,
-                maxLength, true, precheck);
+        return keywordFirst(id, description, keywords, regex, maxLength, minEntropy, validator, precheck, true);
     }
+
+    private static Detector keywordFirst(String id, String description, List<String> keywords, String regex,
+                                         int maxLength, double minEntropy, Predicate<String> validator, Precheck precheck,
+                                         boolean wordStart) {
+        return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, checked(validator), 0,
+                maxLength, wordStart, precheck);
+    }
+
+    // ---------------------------------------------------------------- prechecks (see Precheck: sound, cheap)
+
+    private static boolean isSpace(byte b) {
+        return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == 0x0b || b == 0x0c;
+    }
+
+    /** Skips up to {@code max} whitespace bytes from {@code i}. */
+    private static int spaces(byte[] text, int i, int limit, int max) {
+        for (int k = 0; k < max && i < limit && isSpace(text[i]); k++) {
+            i++;
+        }
+        return i;
+    }
+
+    /** Skips an optional backslash and an optional quote. */
+    private static int quote(byte[] text, int i, int limit) {
+        if (i < limit && text[i] == '\\') {
+            i++;
+        }
+        if (i < limit && (text[i] == '"' || text[i] == '\'')) {
+            i++;
+        }
+        return i;
+    }
+
+    /** Answers whether {@code n} bytes of {@code chars} (a 128-entry table) follow {@code i}, or the text ends first. */
+    private static boolean run(byte[] text, int i, int limit, int n, boolean[] chars) {
+        int end = i + n;
+        for (; i < end; i++) {
+            if (i >= limit) {
+                return true;
+            }
+            int b = text[i];
+            if (b < 0 || !chars[b]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean[] table(String ranges) {
+        boolean[] t = new boolean[128];
+        for (int i = 0; i < ranges.length(); i++) {
+            char c = ranges.charAt(i);
+            if (i + 2 < ranges.length() && ranges.charAt(i + 1) == '-') {
+                for (char x = c; x <= ranges.charAt(i + 2); x++) {
+                    t[x] = true;
+                }
+                i += 2;
+            } else {
+                t[c] = true;
+            }
+        }
+        return t;
+    }
+
+    private static final boolean[] TOKEN_CHARS = table("A-Za-z0-9._~+/-");
+    private static final boolean[] BASE64_CHARS = table("A-Za-z0-9+/");
+
+    /**
+     * At {@code " -u "} / {@code --user}: (after {@code --user}) whitespace or '=', an optional quote, then a ':' within 65 bytes
+     * before any whitespace, quote or backslash.
+     */
+    private static boolean curlUserFollows(byte[] text, int start, int limit) {
+        int i = start + (text[start] == '-' ? 6 : 3);
+        if (i >= limit) {
+            return true;
+        }
+        if (text[i] == '=' && text[start] == '-') {
+            i++;
+        } else if (isSpace(text[i]) || text[start] == ' ') {
+            i = spaces(text, i, limit, 4);
+        } else {
+            return false;
+        }
+        i = quote(text, i, limit);
+        int end = Math.min(limit, i + 66);
+        for (; i < end; i++) {
+            byte b = text[i];
+            if (b == ':') {
+                return true;
+            }
+            if (isSpace(b) || b == '"' || b == '\'' || b == '\\' || b == '$') {
+                return false;
+            }
+        }
+        return end >= limit;
+    }
+
+    /**
+     * At {@code authorization}: an optional quote, spaces, ':' or '='. At {@code bearer}: whitespace,
+     * then 16 token characters.
+     */
+    private static boolean credentialFollows(byte[] text, int start, int limit) {
+        if ((text[start] | 0x20) == 'a') {
+            int i = quote(text, start + 13, limit);
+            i = spaces(text, i, limit, 4);
+            return i >= limit || text[i] == ':' || text[i] == '=';
+        }
+        int i = start + 6;
+        if (i >= limit) {
+            return true;
+        }
+        if (!isSpace(text[i])) {
+            return false;
+        }
+        return run(text, spaces(text, i, limit, 4), limit, 16, TOKEN_CHARS);
+    }
+
+    /** At {@code basic}: whitespace, then 8 base64 characters. */
+    private static boolean base64Follows(byte[] text, int start, int limit) {
+        int i = start + 5;
+        if (i >= limit) {
+            return true;
+        }
+        return isSpace(text[i]) && run(text, spaces(text, i, limit, 4), limit, 8, BASE64_CHARS);
+    }
+
+    /** At {@code machine}: whitespace, and {@code password} within the next 600 bytes. */
+    private static boolean netrcPasswordFollows(byte[] text, int start, int limit) {
+        int i = start + 7;
+        if (i >= limit) {
+            return true;
+        }
+        if (!isSpace(text[i])) {
+            return false;
+        }
+        int end = Math.min(limit, start + 620);
+        for (int j = i; j + 8 <= end; j++) {
+            if (text[j] == 'p' && text[j + 1] == 'a' && text[j + 2] == 's' && text[j + 3] == 's' && text[j + 4] == 'w'
+                    && text[j + 5] == 'o' && text[j + 6] == 'r' && text[j + 7] == 'd') {
+                return true;
+            }
+        }
+        return end >= limit - 7;
+    }
+
+    /**
+     * The secret words the XML detectors start from (the generic assignment's keywords and their
+     * variants, so the keyword scan gains no new fingerprints); their prechecks look only forward.
+     */
+    private static final List<String> SECRET_WORDS = List.of("password", "passwd", "secret", "token", "api_key", "api-key",
+            "apikey", "access_key", "accesskey", "passphrase", "private_key", "privatekey");
+
+    private static boolean isNameChar(byte b) {
+        return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_' || b == '.' || b == '-';
+    }
+
+    /** Skips up to {@code max} bytes that are none of whitespace, quote, backslash, '<' and '>'. */
+    private static int attributeChars(byte[] text, int i, int limit, int max) {
+        int end = Math.min(limit, i + max);
+        while (i < end) {
+            byte b = text[i];
+            if (isSpace(b) || b == '"' || b == '\'' || b == '\\' || b == '<' || b == '>') {
+                break;
+            }
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * The one precheck of the three XML detectors (evaluated once per hit): after the secret word, the
+     * rest of the name or key (up to 56 bytes that are none of whitespace, quote, backslash, '<', '>'),
+     * then what one of them needs — '>' (the end of a start tag), a quote, whitespace and {@code value}
+     * ({@link #valueAttributeFollows}) or {@code </} (a property name's end tag). It answers true wherever
+     * one of the three does, so it is sound for each.
+     */
+    private static boolean xmlContextFollows(byte[] text, int start, int limit) {
+        int i = attributeChars(text, start, limit, 56);
+        if (i >= limit) {
+            return true;
+        }
+        byte b = text[i];
+        if (b == '>') {
+            return true;
+        }
+        if (b == '<') {
+            return i + 1 >= limit || text[i + 1] == '/';
+        }
+        return (b == '"' || b == '\'' || b == '\\') && valueAttributeFollows(text, start, limit);
+    }
+
+    private static final Precheck XML_PRECHECK = ContextDetectors::xmlContextFollows;
+
+
+    /** At a secret word: the rest of a quoted key (up to 56 characters), its quote, whitespace, {@code value}. */
+    private static boolean valueAttributeFollows(byte[] text, int start, int limit) {
+        int i = attributeChars(text, start, limit, 56);
+        i = quote(text, i, limit);
+        if (i >= limit) {
+            return true;
+        }
+        if (!isSpace(text[i])) {
+            return false;
+        }
+        i = spaces(text, i, limit, 4);
+        return i >= limit || (text[i] | 0x20) == 'v';
+    }
+
 
     /** A password: not a placeholder; something other than digits only (a uid:gid pair is not a credential). */
     private static boolean passwordLike(String s) {
@@ -40,9 +247,9 @@ public final class ContextDetectors {
      * (https://curl.se/docs/manpage.html#-u).
      */
     public static final Detector CURL_USER_PASSWORD = keywordFirst("curl-user-password",
-            "password of curl -u / --user user:password", List.of("-u", "--user"),
-            "(?:-u|--user)(?:\\s{1,4}+|=)\\\\?[\"']?(?![0-9]{1,10}:)[^\\s:\"'\\\\$]{1,64}+:([^\\s\"'\\\\]{3,128}+)",
-            210, 1.5, ContextDetectors::passwordLike, null);
+            "password of curl -u / --user user:password", List.of(" -u ", "--user"),
+            "(?: -u\\s{0,3}+|--user(?:\\s{1,4}+|=))\\\\?[\"']?(?![0-9]{1,10}:)[^\\s:\"'\\\\$]{1,64}+:([^\\s\"'\\\\]{3,128}+)",
+            210, 1.5, ContextDetectors::passwordLike, ContextDetectors::curlUserFollows, false);
 
     /**
      * The credential of an HTTP authorization line anywhere in text (shell output, logs, code, headers
@@ -57,7 +264,7 @@ public final class ContextDetectors {
             "(?:(?i:authorization)\\\\?[\"']?\\s{0,4}+[:=]\\s{0,4}+\\\\?[\"']?"
                     + "(?:(?i:bearer|token|bot|ssws|apikey|api-key|key)\\s{1,4}+)?|(?i:bearer)\\s{1,4}+)"
                     + "([A-Za-z0-9._~+/-]{16,2000}+={0,2})(?![A-Za-z0-9._~+/=-])",
-            2060, 3.0, DetectorShapes::plausibleSecret, null);
+            2060, 3.0, DetectorShapes::plausibleSecret, ContextDetectors::credentialFollows);
 
     /**
      * HTTP Basic credentials, {@code Basic <base64 of user:password>}, anywhere in text; the base64 run is
@@ -67,7 +274,7 @@ public final class ContextDetectors {
     public static final Detector BASIC_AUTH_CREDENTIAL = keywordFirst("basic-auth-credential",
             "HTTP Basic credentials (Basic base64(user:password))", List.of("basic"),
             "(?i:basic)\\s{1,4}+([A-Za-z0-9+/]{8,1000}={0,2})(?![A-Za-z0-9+/=])",
-            1020, 0, DetectorShapes::base64UserPassword, null);
+            1020, 0, DetectorShapes::base64UserPassword, ContextDetectors::base64Follows);
 
     /**
      * {@code .netrc} entries: {@code machine <host> [login <user>] [account ...] password <password>}, on one
@@ -78,15 +285,16 @@ public final class ContextDetectors {
             List.of("machine"),
             "machine\\s{1,8}+[^\\s]{1,253}+(?:\\s{1,8}+(?:login|account|port|protocol)\\s{1,8}+[^\\s]{1,128}+){0,3}"
                     + "\\s{1,8}+password\\s{1,8}+([^\\s]{3,256}+)",
-            700, 0, ContextDetectors::passwordLike, null);
+            700, 0, ContextDetectors::passwordLike, ContextDetectors::netrcPasswordFollows);
 
     /**
      * PostgreSQL password file ({@code .pgpass}) lines, {@code host:port:database:user:password}, found at
-     * the usual ports ({@code :5432:}, {@code :6432:}) and the {@code :*:} wildcard. Source: PostgreSQL
+     * PostgreSQL's default port, {@code :5432:} (lines with another port or the {@code *} wildcard there
+     * are not found). Source: PostgreSQL
      * documentation, "The Password File" (https://www.postgresql.org/docs/current/libpq-pgpass.html).
      */
     public static final Detector PGPASS_PASSWORD = new Detector("pgpass-password", "password of a .pgpass line",
-            List.of(":5432:", ":6432:", ":*:"),
+            List.of(":5432:"),
             Pattern.compile("(?m)^[^\\s:#]{1,100}:(?:[0-9]{1,5}|\\*):[^\\s:]{1,63}:[^\\s:]{1,63}:([^\\s]{3,128})$"),
             1, 0, checked(ContextDetectors::passwordLike), 110, 370, false);
 
@@ -97,14 +305,11 @@ public final class ContextDetectors {
      * names are those of common configuration files (Maven {@code settings.xml}, .NET, Spring).
      */
     public static final Detector XML_SECRET_ELEMENT = new Detector("xml-secret-element",
-            "XML element named like a secret (<password>, <apiKey>, ...)",
-            List.of("<password", "<passwd", "<secret", "<apikey", "<api_key", "<api-key", "<token", "<accesskey",
-                    "<access_key", "<authtoken", "<auth_token", "<clientsecret", "<client_secret", "<passphrase",
-                    "<privatekey", "<private_key"),
-            Pattern.compile("<((?i:password|passwd|secret|api[_-]?key|token|access[_-]?key|auth[_-]?token|client[_-]?secret"
-                    + "|passphrase|private[_-]?key)[A-Za-z0-9_.-]{0,24}+)(?:\\s[^<>]{0,200}+)?>\\s{0,8}+(?:<!\\[CDATA\\[)?"
+            "XML element named like a secret (<password>, <apiKey>, ...)", SECRET_WORDS,
+            Pattern.compile("<([A-Za-z0-9_.-]{0,20}?(?i:password|passwd|secret|api[_-]?key|token|access[_-]?key"
+                    + "|passphrase|private[_-]?key)[A-Za-z0-9_.-]{0,20}+)>\\s{0,8}+(?:<!\\[CDATA\\[)?"
                     + "([^<>\\s\\]]{6,512}+)(?:\\]\\]>)?\\s{0,8}+</\\1>"),
-            2, 0, checked(DetectorShapes::plausibleSecret), 0, 800, false);
+            2, 0, checked(DetectorShapes::plausibleSecret), 21, 620, false, XML_PRECHECK);
 
     /**
      * XML key/value settings whose key names a secret: {@code <add key="ApiKey" value="..."/>} (.NET
@@ -112,23 +317,23 @@ public final class ContextDetectors {
      * value=...>}, {@code <param>}, {@code <property>}. Source: Microsoft Learn, "appSettings element" and
      * XML 1.0 section 3.1 (attributes).
      */
-    public static final Detector XML_SECRET_ATTRIBUTE = keywordFirst("xml-secret-attribute",
-            "value= of an XML setting whose key names a secret", List.of("<add ", "<entry ", "<setting ", "<param ", "<property "),
-            "<(?:add|entry|setting|param|parameter|property)\\s{1,4}+(?:key|name)\\s{0,2}=\\s{0,2}[\"'][^\"'<>]{0,40}"
-                    + "(?i:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|credential|passphrase)[^\"'<>]{0,40}[\"']"
-                    + "\\s{1,4}+value\\s{0,2}=\\s{0,2}[\"']([^\"'<>]{6,512})[\"']",
-            660, 0, DetectorShapes::plausibleSecret, null);
+    public static final Detector XML_SECRET_ATTRIBUTE = new Detector("xml-secret-attribute",
+            "value= of an XML setting whose key names a secret", SECRET_WORDS,
+            Pattern.compile("<(?:add|entry|setting|param|parameter|property)\\s{1,4}+(?:key|name)\\s{0,2}=\\s{0,2}[\"']"
+                    + "[^\"'<>\\s]{0,40}(?i:password|passwd|secret|token|api[_-]?key|access[_-]?key|passphrase|private[_-]?key)"
+                    + "[^\"'<>\\s]{0,40}[\"']\\s{1,4}+value\\s{0,2}=\\s{0,2}[\"']([^\"'<>]{6,512})[\"']"),
+            1, 0, checked(DetectorShapes::plausibleSecret), 70, 680, false, XML_PRECHECK);
 
     /**
      * Hadoop-style XML properties, {@code <name>...secret.key</name> <value>...</value>} (core-site.xml's
      * {@code fs.s3a.secret.key}, {@code ...password}, {@code ...token}). Source: Apache Hadoop,
      * "Configuration" (https://hadoop.apache.org/docs/stable/api/org/apache/hadoop/conf/Configuration.html).
      */
-    public static final Detector XML_SECRET_PROPERTY = keywordFirst("xml-secret-property",
-            "<value> of an XML property whose <name> names a secret", List.of("<name>"),
-            "<name>\\s{0,4}+[^<>]{0,60}(?i:password|secret|token|access\\.key|secret\\.key|api\\.key|credential)[^<>]{0,40}"
-                    + "</name>\\s{0,40}+<value>\\s{0,4}+([^<>\\s]{6,512}+)\\s{0,4}+</value>",
-            700, 0, DetectorShapes::plausibleSecret, null);
+    public static final Detector XML_SECRET_PROPERTY = new Detector("xml-secret-property",
+            "<value> of an XML property whose <name> names a secret", SECRET_WORDS,
+            Pattern.compile("<name>\\s{0,4}+[^<>\\s]{0,60}(?i:password|passwd|secret|token|api[_-]?key|access[_-]?key|passphrase"
+                    + "|private[_-]?key)[^<>\\s]{0,40}</name>\\s{0,40}+<value>\\s{0,4}+([^<>\\s]{6,512}+)\\s{0,4}+</value>"),
+            1, 0, checked(DetectorShapes::plausibleSecret), 70, 720, false, XML_PRECHECK);
 
     /** At {@code auth}: a quote (or an escaping backslash) follows the four letters, as the pattern needs. */
     private static boolean quoteAfterAuth(byte[] text, int start, int limit) {

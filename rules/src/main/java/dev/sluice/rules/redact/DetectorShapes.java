@@ -30,6 +30,13 @@ final class DetectorShapes {
     private DetectorShapes() {
     }
 
+    /**
+     * The precheck of the generic assignment, shared by the vendor-label detectors whose patterns it
+     * over-approximates (a name of up to 45 characters, an assignment, 8 value characters, not a code
+     * identifier): one object, so the redactor evaluates it once per keyword hit.
+     */
+    static final Precheck ASSIGNMENT_PRECHECK = Precheck.assignment(45, 8, true);
+
     /** A detector whose keyword begins the match (a vendor prefix); every validator also refuses documented examples. */
     static Detector prefixed(String id, String description, List<String> keywords, String regex, int maxLength,
                              double minEntropy, Predicate<String> validator) {
@@ -52,8 +59,10 @@ final class DetectorShapes {
     static Detector assignment(String id, String description, List<String> keywords, String regex, int maxLength,
                                double minEntropy, Predicate<String> validator, int maxNameChars, int minValueChars,
                                boolean identifiersRejected) {
+        Precheck precheck = maxNameChars == 45 && minValueChars == 8 && identifiersRejected ? ASSIGNMENT_PRECHECK
+                : Precheck.assignment(maxNameChars, minValueChars, identifiersRejected);
         return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, checked(validator), 0,
-                maxLength, false, Precheck.assignment(maxNameChars, minValueChars, identifiersRejected));
+                maxLength, false, precheck);
     }
 
     /** {@code validator} (null for none) and {@link #notDocumentedExample}. */

@@ -29,9 +29,35 @@ public final class VendorDetectors {
     /** A line break, real or written as an escape ({@code \n}, {@code \r\n}) in double-encoded text. */
     private static final String NL = "(?:\\r?\\n|\\\\r\\\\n|\\\\n)";
 
-    /** A vendor label, name characters, an assignment, then the secret in group 1 (the label is the keyword). */
-    private static String label(String labelRegex) {
-        return "(?i:" + labelRegex + ")[A-Za-z0-9_.-]{0,24}+" + ASSIGN;
+    /**
+     * One precheck object for every vendor-label detector: the redactor evaluates a precheck shared by
+     * several detectors of a keyword once per hit.
+     */
+    private static final Precheck LABEL_PRECHECK = Precheck.assignment(45, 8, false);
+
+    /** A value after a vendor label (whose value pattern is strict): not a placeholder or a code expression. */
+    private static boolean labelledValue(String s) {
+        return DetectorShapes.notPlaceholder(s) && !DetectorShapes.looksLikeCode(s);
+    }
+
+    /** The words a vendor label ends in ({@code TWILIO_AUTH_TOKEN}, {@code DD_API_KEY}), as keywords. */
+    private static final List<String> LABEL_WORDS = List.of("token", "api_key", "api-key", "apikey");
+
+    /**
+     * A detector for a secret after a vendor label such as {@code DATADOG_API_KEY=} or
+     * {@code "twilio_auth_token": }: the vendor name ({@code vendorRegex}, case-insensitive, at a word
+     * start), up to 16 name characters, a word of {@link #LABEL_WORDS} (the keyword: the scan gains no
+     * new fingerprint), up to 12 more name characters, an assignment, then the secret ({@code valueRegex},
+     * group 1). {@code maxVendorChars} bounds the vendor name.
+     */
+    private static Detector vendorLabel(String id, String description, String vendorRegex, int maxVendorChars,
+                                        String valueRegex, int valueMaxChars) {
+        int before = maxVendorChars + 17;
+        String regex = NB + "(?i:" + vendorRegex + ")[A-Za-z0-9_.-]{0,16}?(?i:token|api[_-]?key)[A-Za-z0-9_.-]{0,12}+" + ASSIGN
+                + "(" + valueRegex + ")";
+        return new Detector(id, description, LABEL_WORDS, Pattern.compile(regex), 1, 3.0,
+                checked(VendorDetectors::labelledValue), before, before + 32 + valueMaxChars, false,
+                LABEL_PRECHECK);
     }
 
     // ---------------------------------------------------------------- LLM and AI platforms
@@ -45,20 +71,6 @@ public final class VendorDetectors {
             List.of("sk-admin-"), NB + "sk-admin-[A-Za-z0-9_-]{40,250}" + NA_URL, 260, 3.5, null);
 
     /**
-     * Perplexity API key: {@code pplx-} then 48 alphanumerics. Source: Perplexity API documentation,
-     * "Getting started", API key (https://docs.perplexity.ai/getting-started).
-     */
-    public static final Detector PERPLEXITY_API_KEY = prefixed("perplexity-api-key", "Perplexity API key (pplx-)",
-            List.of("pplx-"), NB + "pplx-[A-Za-z0-9]{40,56}" + NA, 61, 3.0, null);
-
-    /**
-     * Replicate API token: {@code r8_} then 37 alphanumerics. Source: Replicate documentation, "Authentication"
-     * (https://replicate.com/docs/reference/http#authentication).
-     */
-    public static final Detector REPLICATE_API_TOKEN = prefixed("replicate-api-token", "Replicate API token (r8_)",
-            List.of("r8_"), NB + "r8_[A-Za-z0-9]{37}" + NA, 40, 3.0, null);
-
-    /**
      * LangSmith API key: {@code lsv2_pt_} (personal) or {@code lsv2_sk_} (service), 32 hex digits, an
      * underscore and 10 hex digits. Source: LangSmith documentation, "Create an API key"
      * (https://docs.smith.langchain.com/administration/how_to_guides/organization_management/create_account_api_key).
@@ -70,25 +82,21 @@ public final class VendorDetectors {
 
     /**
      * Telegram bot token: the bot's numeric id (8 to 10 digits), a colon, and 35 characters of
-     * [A-Za-z0-9_-] which in issued tokens start with {@code AA}; found bare anywhere by its
-     * {@code :AA}. Source: Telegram Bot API, "Authorizing your bot"
-     * (https://core.telegram.org/bots/api#authorizing-your-bot).
+     * [A-Za-z0-9_-], after a Telegram label ({@code TELEGRAM_BOT_TOKEN=}; not yet in Bot API URLs). Source: Telegram Bot API, "Authorizing your bot" and
+     * "Making requests" (https://core.telegram.org/bots/api#authorizing-your-bot).
      */
-    public static final Detector TELEGRAM_BOT_TOKEN = new Detector("telegram-bot-token", "Telegram bot token (id:AA...)",
-            List.of(":aa"),
-            Pattern.compile("(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + NA_URL),
-            0, 3.0, checked(null), 11, 60, false);
+    public static final Detector TELEGRAM_BOT_TOKEN = vendorLabel("telegram-bot-token",
+            "Telegram bot token (after a Telegram label)", "telegram", 8, "[0-9]{8,10}:[A-Za-z0-9_-]{35}" + NA_URL, 46);
 
     /**
      * Discord bot token: three base64url parts joined by dots — the bot's user id in base64 (24 to 28
      * characters, starting M, N or O), a timestamp (6), an HMAC (27 to 40). Reported after a Discord
-     * label or the {@code Bot} authorization scheme. Source: Discord Developer Portal, "Authentication",
+     * label ({@code DISCORD_TOKEN=}); after the {@code Bot} authorization scheme it is
+     * {@code authorization-credential}'s. Source: Discord Developer Portal, "Authentication",
      * bot tokens (https://discord.com/developers/docs/reference#authentication).
      */
-    public static final Detector DISCORD_BOT_TOKEN = labelled("discord-bot-token", "Discord bot token (after a label or Bot)",
-            List.of("discord", "bot "),
-            "(?:(?i:bot)\\s{1,4}+|" + label("discord") + ")([MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40})"
-                    + NA_URL, 120, 3.5, null);
+    public static final Detector DISCORD_BOT_TOKEN = vendorLabel("discord-bot-token", "Discord bot token (after a Discord label)",
+            "discord", 7, "[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}" + NA_URL, 75);
 
     /**
      * Atlassian API token (Jira, Confluence, Bitbucket Cloud): {@code ATATT3} (user API token) or
@@ -98,13 +106,6 @@ public final class VendorDetectors {
      */
     public static final Detector ATLASSIAN_API_TOKEN = prefixed("atlassian-api-token", "Atlassian API token (ATATT3...)",
             List.of("atatt3", "atctt3"), NB + "AT[AC]TT3[A-Za-z0-9_=-]{150,250}" + NA_URL, 260, 3.5, null);
-
-    /**
-     * Bitbucket app password: {@code ATBB} then 32 characters of [A-Za-z0-9_=.-]. Source: Bitbucket Cloud
-     * documentation, "App passwords" (https://support.atlassian.com/bitbucket-cloud/docs/app-passwords/).
-     */
-    public static final Detector BITBUCKET_APP_PASSWORD = prefixed("bitbucket-app-password", "Bitbucket app password (ATBB)",
-            List.of("atbb"), NB + "ATBB[A-Za-z0-9_=.-]{28,40}" + NA_URL, 44, 3.0, null);
 
     /**
      * Notion integration token: {@code ntn_} then 46 alphanumerics (current), or {@code secret_} then 43
@@ -122,19 +123,12 @@ public final class VendorDetectors {
             List.of("key-"), NB + "key-[a-f0-9]{32}" + NA, 36, 3.0, null);
 
     /**
-     * Mailchimp API key: 32 hex digits, a dash, the data centre ({@code us1}..{@code us21}). Source: Mailchimp
-     * Marketing API, "Quick start", API key and server prefix
-     * (https://mailchimp.com/developer/marketing/guides/quick-start/).
+     * Mailchimp API key: 32 hex digits, a dash, the data centre ({@code us1}..{@code us21}), after a
+     * Mailchimp label ({@code MAILCHIMP_API_KEY=}). Source: Mailchimp Marketing API, "Quick start", API key
+     * and server prefix (https://mailchimp.com/developer/marketing/guides/quick-start/).
      */
-    public static final Detector MAILCHIMP_API_KEY = new Detector("mailchimp-api-key", "Mailchimp API key (hex-usN)",
-            List.of("-us"), Pattern.compile(NB + "[a-f0-9]{32}-us[0-9]{1,2}" + NA), 0, 3.0, checked(null), 32, 37, false);
-
-    /**
-     * Figma personal access token: {@code figd_} then 40 characters of [A-Za-z0-9_-]. Source: Figma
-     * developers, "Access tokens" (https://www.figma.com/developers/api#access-tokens).
-     */
-    public static final Detector FIGMA_TOKEN = prefixed("figma-token", "Figma personal access token (figd_)",
-            List.of("figd_"), NB + "figd_[A-Za-z0-9_-]{38,43}" + NA_URL, 48, 3.0, null);
+    public static final Detector MAILCHIMP_API_KEY = vendorLabel("mailchimp-api-key", "Mailchimp API key (hex-usN after a label)",
+            "mailchimp", 9, "[a-f0-9]{32}-us[0-9]{1,2}" + NA, 37);
 
     /**
      * Typeform personal access token: {@code tfp_}, 44 to 59 characters of [A-Za-z0-9_-]. Source: Typeform
@@ -142,14 +136,6 @@ public final class VendorDetectors {
      */
     public static final Detector TYPEFORM_TOKEN = prefixed("typeform-token", "Typeform personal access token (tfp_)",
             List.of("tfp_"), NB + "tfp_[A-Za-z0-9_.=-]{40,64}" + NA_URL, 68, 3.0, null);
-
-    /**
-     * Contentful personal access token: {@code CFPAT-} then 43 characters of [A-Za-z0-9_-]. Source: Contentful
-     * documentation, "Authentication", personal access tokens
-     * (https://www.contentful.com/developers/docs/references/authentication/).
-     */
-    public static final Detector CONTENTFUL_TOKEN = prefixed("contentful-token", "Contentful personal access token (CFPAT-)",
-            List.of("cfpat-"), NB + "CFPAT-[A-Za-z0-9_-]{43}" + NA_URL, 49, 3.0, null);
 
     // ---------------------------------------------------------------- payments and commerce
 
@@ -213,13 +199,13 @@ public final class VendorDetectors {
 
     /**
      * Doppler tokens: {@code dp.} then the kind ({@code pt} personal, {@code st} service, {@code sa} service
-     * account, {@code ct} CLI, {@code scim}, {@code audit}), an optional config name for service tokens,
+     * account, {@code ct} CLI; SCIM and audit tokens are not covered), an optional config name for service tokens,
      * and 40 to 44 alphanumerics. Source: Doppler documentation, "Token formats"
      * (https://docs.doppler.com/docs/token-formats).
      */
     public static final Detector DOPPLER_TOKEN = prefixed("doppler-token", "Doppler token (dp.pt., dp.st., ...)",
-            List.of("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
-            NB + "dp\\.(?:pt|st|sa|ct|scim|audit)\\.(?:[a-z0-9_-]{2,35}\\.)?[A-Za-z0-9]{40,44}" + NA, 90, 3.0, null);
+            List.of("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
+            NB + "dp\\.(?:pt|st|sa|ct)\\.(?:[a-z0-9_-]{2,35}\\.)?[A-Za-z0-9]{40,44}" + NA, 90, 3.0, null);
 
     /**
      * Firebase Cloud Messaging legacy server key: {@code AAAA}, 7 characters, {@code :APA91b}, then about
@@ -252,13 +238,13 @@ public final class VendorDetectors {
     // ---------------------------------------------------------------- hosting, deploy and CI
 
     /**
-     * Vercel tokens with a type prefix: {@code vcp_} (personal), {@code vci_} (integration), {@code vca_}
-     * (app access), {@code vcr_} (app refresh), {@code vck_} (API key), then 24 to 64 alphanumerics.
+     * Vercel tokens with a type prefix: {@code vcp_} (personal) and {@code vck_} (API key), then 24 to 64
+     * alphanumerics (the integration, app access and refresh prefixes are not covered).
      * Source: Vercel changelog, "Vercel tokens now have identifiable prefixes"
      * (https://vercel.com/changelog).
      */
-    public static final Detector VERCEL_TOKEN = prefixed("vercel-token", "Vercel token (vcp_, vci_, vca_, vcr_, vck_)",
-            List.of("vcp_", "vci_", "vca_", "vcr_", "vck_"), NB + "vc[pcairk]_[A-Za-z0-9]{24,64}" + NA, 68, 3.0, null);
+    public static final Detector VERCEL_TOKEN = prefixed("vercel-token", "Vercel token (vcp_, vck_)",
+            List.of("vcp_", "vck_"), NB + "vc[pk]_[A-Za-z0-9]{24,64}" + NA, 68, 3.0, null);
 
     /**
      * Netlify tokens: {@code nfp_} (personal access), {@code nfc_}, {@code nfo_} (OAuth) then 36 to 40
@@ -280,18 +266,9 @@ public final class VendorDetectors {
      * Heroku legacy API key: a UUID after a Heroku label ({@code HEROKU_API_KEY=...}, {@code heroku_token:}).
      * Source: Heroku Dev Center, "Heroku CLI authentication" (https://devcenter.heroku.com/articles/authentication).
      */
-    public static final Detector HEROKU_API_KEY_LEGACY = labelled("heroku-api-key-legacy", "Heroku legacy API key (UUID after a Heroku label)",
-            List.of("heroku"), label("heroku") + "([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})" + NA,
-            90, 3.0, null);
-
-    /**
-     * Fly.io tokens: macaroon tokens {@code FlyV1 fm1_}/{@code fm2_} (a space, then base64url and commas)
-     * and the older {@code fo1_} plus 43 base64url characters. Source: Fly.io documentation, "Access tokens"
-     * (https://fly.io/docs/security/tokens/).
-     */
-    public static final Detector FLY_IO_TOKEN = prefixed("fly-io-token", "Fly.io access token (FlyV1 fm2_, fo1_)",
-            List.of("flyv1 ", "fo1_"), NB + "(?:FlyV1 fm[12][ar]?_[A-Za-z0-9+/=_,-]{100,4000}|fo1_[A-Za-z0-9_-]{43})"
-                    + "(?![A-Za-z0-9+/=_,-])", 4020, 3.5, null);
+    public static final Detector HEROKU_API_KEY_LEGACY = vendorLabel("heroku-api-key-legacy",
+            "Heroku legacy API key (UUID after a Heroku label)", "heroku", 6,
+            "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" + NA, 36);
 
     /**
      * Terraform Cloud / HCP Terraform API token: 14 alphanumerics, {@code .atlasv1.}, then 60 to 70
@@ -311,13 +288,6 @@ public final class VendorDetectors {
             List.of("pul-"), NB + "pul-[a-f0-9]{40}" + NA, 44, 3.0, null);
 
     /**
-     * Buildkite API access token: {@code bkua_} then 40 hex digits; agent tokens {@code bkat_}. Source:
-     * Buildkite documentation, "API access tokens" (https://buildkite.com/docs/apis/managing-api-tokens).
-     */
-    public static final Detector BUILDKITE_TOKEN = prefixed("buildkite-token", "Buildkite token (bkua_, bkat_)",
-            List.of("bkua_", "bkat_"), NB + "bk(?:ua|at)_[a-f0-9]{40}" + NA, 45, 3.0, null);
-
-    /**
      * CircleCI personal API token: {@code CCIPAT_}, 22 alphanumerics, an underscore, 40 hex digits.
      * Source: CircleCI documentation, "Managing API tokens" (https://circleci.com/docs/managing-api-tokens/).
      */
@@ -333,34 +303,11 @@ public final class VendorDetectors {
             List.of("dckr_pat_", "dckr_oat_"), NB + "dckr_[po]at_[A-Za-z0-9_-]{27,36}" + NA_URL, 45, 3.0, null);
 
     /**
-     * JFrog Artifactory API key ({@code AKCp} then 69 alphanumerics) and identity/reference token (base64
-     * of {@code reftkn:}, starting {@code cmVmdGtuOjAx}, then 52 more). Source: JFrog documentation,
-     * "Access tokens" and "API key" (https://jfrog.com/help/r/jfrog-platform-administration-documentation/access-tokens).
-     */
-    public static final Detector JFROG_TOKEN = prefixed("jfrog-token", "JFrog API key or reference token (AKCp, cmVmdGtu)",
-            List.of("akcp", "cmvmdgtu"), NB + "(?:AKCp[A-Za-z0-9]{69}|cmVmdGtuOjAx[A-Za-z0-9]{52})" + NA, 73, 3.0, null);
-
-    /**
-     * SonarQube / SonarCloud tokens: {@code sqp_} (project), {@code sqa_} (global analysis), {@code squ_}
-     * (user) then 40 hex digits. Source: SonarQube documentation, "Managing your tokens"
-     * (https://docs.sonarsource.com/sonarqube-server/latest/user-guide/managing-tokens/).
-     */
-    public static final Detector SONAR_TOKEN = prefixed("sonar-token", "SonarQube token (sqp_, sqa_, squ_)",
-            List.of("sqp_", "sqa_", "squ_"), NB + "sq[pau]_[a-f0-9]{40}" + NA, 44, 3.0, null);
-
-    /**
      * RubyGems API key: {@code rubygems_} then 48 hex digits. Source: RubyGems guides, "API key scopes"
      * (https://guides.rubygems.org/api-key-scopes/).
      */
     public static final Detector RUBYGEMS_API_KEY = prefixed("rubygems-api-key", "RubyGems API key (rubygems_)",
             List.of("rubygems_"), NB + "rubygems_[a-f0-9]{48}" + NA, 57, 3.0, null);
-
-    /**
-     * NuGet API key: {@code oy2} then 43 lower-case alphanumerics. Source: Microsoft Learn, "Scoped API keys"
-     * for nuget.org (https://learn.microsoft.com/nuget/nuget-org/scoped-api-keys).
-     */
-    public static final Detector NUGET_API_KEY = prefixed("nuget-api-key", "NuGet API key (oy2)",
-            List.of("oy2"), NB + "oy2[a-z0-9]{43}" + NA, 46, 3.0, null);
 
     /**
      * Sentry tokens: user auth tokens {@code sntryu_} plus 64 hex digits, organization auth tokens
@@ -420,20 +367,6 @@ public final class VendorDetectors {
             List.of("aio_"), NB + "aio_[A-Za-z0-9]{28}" + NA, 32, 3.0, null);
 
     /**
-     * Prefect API key: {@code pnu_} then 36 alphanumerics. Source: Prefect documentation, "Manage API keys"
-     * (https://docs.prefect.io/v3/manage/cloud/manage-users/api-keys).
-     */
-    public static final Detector PREFECT_API_KEY = prefixed("prefect-api-key", "Prefect API key (pnu_)",
-            List.of("pnu_"), NB + "pnu_[A-Za-z0-9]{36}" + NA, 40, 3.0, null);
-
-    /**
-     * ReadMe API key: {@code rdme_} then 70 lower-case alphanumerics. Source: ReadMe documentation,
-     * "Authentication" (https://docs.readme.com/main/reference/intro/authentication).
-     */
-    public static final Detector README_API_KEY = prefixed("readme-api-key", "ReadMe API key (rdme_)",
-            List.of("rdme_"), NB + "rdme_[a-z0-9]{70}" + NA, 75, 3.0, null);
-
-    /**
      * Infracost API key: {@code ico-} then 32 alphanumerics. Source: Infracost documentation,
      * "Get an API key" (https://www.infracost.io/docs/).
      */
@@ -443,63 +376,58 @@ public final class VendorDetectors {
     // ---------------------------------------------------------------- observability and operations, by label
 
     /**
-     * New Relic keys: user API keys {@code NRAK-} (27 upper-case alphanumerics), admin {@code NRAA-},
-     * Insights insert/query {@code NRII-}/{@code NRIQ-} (32 of [A-Za-z0-9_-]), browser {@code NRJS-} (19
-     * hex), and ingest license keys (36 hex digits ending {@code NRAL}). Source: New Relic documentation,
+     * New Relic keys: user API keys {@code NRAK-} (27 upper-case alphanumerics) and ingest license keys
+     * (36 hex digits ending {@code NRAL}); the rarer admin, Insights and browser keys are not covered. Source: New Relic documentation,
      * "New Relic API keys" (https://docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys/).
      */
-    public static final Detector NEW_RELIC_KEY = new Detector("new-relic-key", "New Relic API or license key (NRAK-, ...NRAL)",
-            List.of("nrak-", "nraa-", "nrii-", "nriq-", "nrjs-", "nral"),
-            Pattern.compile("(?<![A-Za-z0-9_-])(?:NRA[AK]-[A-Z0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}"
-                    + "|[a-f0-9]{36}NRAL)" + NA_URL),
+    public static final Detector NEW_RELIC_KEY = new Detector("new-relic-key", "New Relic user API or license key (NRAK-, ...NRAL)",
+            List.of("nrak-", "nral"),
+            Pattern.compile("(?<![A-Za-z0-9_-])(?:NRAK-[A-Z0-9]{27}|[a-f0-9]{36}NRAL)" + NA_URL),
             0, 3.0, checked(null), 36, 40, false);
 
     /**
-     * Datadog API key (32 hex digits) and application key (40 hex digits) after a Datadog label
-     * ({@code DD_API_KEY}, {@code DD_APP_KEY}, {@code datadog_api_key}, the {@code DD-API-KEY} and
-     * {@code DD-APPLICATION-KEY} headers). Source: Datadog documentation, "API and Application Keys"
+     * Datadog API key (32 hex digits) after a Datadog label ({@code DD_API_KEY}, {@code datadog_api_key},
+     * the {@code DD-API-KEY} header; application keys are not covered yet). Source: Datadog documentation, "API and Application Keys"
      * (https://docs.datadoghq.com/account_management/api-app-keys/).
      */
-    public static final Detector DATADOG_KEY = labelled("datadog-key", "Datadog API or application key (after a label)",
-            List.of("dd_api", "dd-api", "dd_app", "dd-app", "datadog"),
-            label("dd[_-]api|dd[_-]app|datadog") + "([a-f0-9]{40}|[a-f0-9]{32})" + NA, 110, 3.0, null);
+    public static final Detector DATADOG_KEY = vendorLabel("datadog-key", "Datadog API key (after a label)",
+            "dd|datadog", 7, "[a-f0-9]{32}" + NA, 32);
 
     /**
      * PagerDuty REST API key: 20 characters of [A-Za-z0-9_+-], after {@code Token token=} (PagerDuty's
      * authorization scheme) or a PagerDuty label. Source: PagerDuty developer documentation,
      * "Authentication" (https://developer.pagerduty.com/docs/authentication).
      */
-    public static final Detector PAGERDUTY_API_KEY = labelled("pagerduty-api-key", "PagerDuty API key (Token token=, or a label)",
-            List.of("token token=", "pagerduty"),
-            "(?:(?i:token token=)|" + label("pagerduty") + ")([A-Za-z0-9_+-]{20})(?![A-Za-z0-9_+-])", 80, 3.0,
-            DetectorShapes::plausibleSecret);
+    public static final Detector PAGERDUTY_API_KEY = new Detector("pagerduty-api-key",
+            "PagerDuty API key (Token token=, or a label)", LABEL_WORDS,
+            Pattern.compile("(?:(?i:token token=)|" + NB + "(?i:pagerduty|pd)[A-Za-z0-9_.-]{0,16}?(?i:token|api[_-]?key)"
+                    + "[A-Za-z0-9_.-]{0,12}+" + ASSIGN + ")([A-Za-z0-9_+-]{20})(?![A-Za-z0-9_+-])"),
+            1, 3.0, checked(VendorDetectors::labelledValue), 26, 100, false, LABEL_PRECHECK);
 
     /**
-     * Okta API token: {@code 00} then 40 characters of [A-Za-z0-9_-], after the {@code SSWS} authorization
-     * scheme or an Okta label. Source: Okta developer documentation, "Create an API token"
+     * Okta API token: {@code 00} then 40 characters of [A-Za-z0-9_-], after an Okta label
+     * ({@code OKTA_API_TOKEN=}); after the {@code SSWS} authorization scheme it is
+     * {@code authorization-credential}'s. Source: Okta developer documentation, "Create an API token"
      * (https://developer.okta.com/docs/guides/create-an-api-token/main/).
      */
-    public static final Detector OKTA_API_TOKEN = labelled("okta-api-token", "Okta API token (SSWS 00..., or a label)",
-            List.of("ssws ", "okta"),
-            "(?:(?i:ssws)\\s{1,4}|" + label("okta") + ")(00[A-Za-z0-9_-]{40})" + NA_URL, 90, 3.0, null);
+    public static final Detector OKTA_API_TOKEN = vendorLabel("okta-api-token", "Okta API token (00... after an Okta label)",
+            "okta", 4, "00[A-Za-z0-9_-]{40}" + NA_URL, 42);
 
     /**
      * Twilio auth token: 32 hex digits after a Twilio label ({@code TWILIO_AUTH_TOKEN=},
      * {@code twilio_token:}). Source: Twilio documentation, "Auth tokens and how to change them"
      * (https://www.twilio.com/docs/iam/access-tokens).
      */
-    public static final Detector TWILIO_AUTH_TOKEN = labelled("twilio-auth-token", "Twilio auth token (after a Twilio label)",
-            List.of("twilio"), label("twilio") + "([a-f0-9]{32})" + NA, 80, 3.0, null);
+    public static final Detector TWILIO_AUTH_TOKEN = vendorLabel("twilio-auth-token", "Twilio auth token (after a Twilio label)",
+            "twilio", 6, "[a-f0-9]{32}" + NA, 32);
 
     /**
      * Cloudflare API token (40 characters of [A-Za-z0-9_-]) or global API key (37 hex digits) after a
      * Cloudflare label ({@code CLOUDFLARE_API_TOKEN=}, {@code CF_API_KEY:}). Source: Cloudflare
      * documentation, "Create API token" (https://developers.cloudflare.com/fundamentals/api/get-started/create-token/).
      */
-    public static final Detector CLOUDFLARE_API_TOKEN = labelled("cloudflare-api-token", "Cloudflare API token or key (after a label)",
-            List.of("cloudflare", "cf_api", "cf-api", "cf_token"),
-            label("cloudflare|cf[_-]api|cf_token") + "([A-Za-z0-9_-]{40}|[a-f0-9]{37})" + NA_URL, 100, 3.0,
-            DetectorShapes::plausibleSecret);
+    public static final Detector CLOUDFLARE_API_TOKEN = vendorLabel("cloudflare-api-token",
+            "Cloudflare API token or key (after a label)", "cloudflare|cf", 10, "[A-Za-z0-9_-]{40}" + NA_URL + "|[a-f0-9]{37}" + NA, 40);
 
     // ---------------------------------------------------------------- private keys
 
@@ -516,17 +444,17 @@ public final class VendorDetectors {
 
     /** The detectors of this class, in registration order. */
     static List<Detector> all() {
-        return List.of(OPENAI_ADMIN_KEY, PERPLEXITY_API_KEY, REPLICATE_API_TOKEN, LANGSMITH_API_KEY,
-                TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, ATLASSIAN_API_TOKEN, BITBUCKET_APP_PASSWORD, NOTION_TOKEN,
-                MAILGUN_API_KEY, MAILCHIMP_API_KEY, FIGMA_TOKEN, TYPEFORM_TOKEN, CONTENTFUL_TOKEN,
-                SQUARE_TOKEN, SHIPPO_TOKEN, DUFFEL_TOKEN, EASYPOST_API_KEY, FLUTTERWAVE_SECRET_KEY,
+        return List.of(OPENAI_ADMIN_KEY, LANGSMITH_API_KEY, ATLASSIAN_API_TOKEN, NOTION_TOKEN, MAILGUN_API_KEY,
+                TYPEFORM_TOKEN, SQUARE_TOKEN, SHIPPO_TOKEN, DUFFEL_TOKEN, EASYPOST_API_KEY, FLUTTERWAVE_SECRET_KEY,
                 SUPABASE_KEY, PLANETSCALE_TOKEN, DOPPLER_TOKEN, FIREBASE_FCM_SERVER_KEY,
                 GOOGLE_OAUTH_CLIENT_SECRET, GOOGLE_OAUTH_TOKEN,
-                VERCEL_TOKEN, NETLIFY_TOKEN, HEROKU_API_KEY, HEROKU_API_KEY_LEGACY, FLY_IO_TOKEN, TERRAFORM_CLOUD_TOKEN, PULUMI_TOKEN,
-                BUILDKITE_TOKEN, CIRCLECI_TOKEN, DOCKER_HUB_TOKEN, JFROG_TOKEN, SONAR_TOKEN, RUBYGEMS_API_KEY,
-                NUGET_API_KEY, SENTRY_TOKEN, TAILSCALE_KEY, ONEPASSWORD_SERVICE_ACCOUNT_TOKEN, GRAFANA_TOKEN,
-                ALIBABA_ACCESS_KEY_ID, MAPBOX_SECRET_TOKEN, ADAFRUIT_IO_KEY, PREFECT_API_KEY, README_API_KEY,
-                INFRACOST_API_KEY, NEW_RELIC_KEY, DATADOG_KEY, PAGERDUTY_API_KEY, OKTA_API_TOKEN, TWILIO_AUTH_TOKEN,
-                CLOUDFLARE_API_TOKEN, PUTTY_PRIVATE_KEY);
+                VERCEL_TOKEN, NETLIFY_TOKEN, HEROKU_API_KEY, TERRAFORM_CLOUD_TOKEN, PULUMI_TOKEN,
+                CIRCLECI_TOKEN, DOCKER_HUB_TOKEN, RUBYGEMS_API_KEY,
+                SENTRY_TOKEN, TAILSCALE_KEY, ONEPASSWORD_SERVICE_ACCOUNT_TOKEN, GRAFANA_TOKEN,
+                ALIBABA_ACCESS_KEY_ID, MAPBOX_SECRET_TOKEN, ADAFRUIT_IO_KEY, INFRACOST_API_KEY, NEW_RELIC_KEY,
+                PUTTY_PRIVATE_KEY,
+                // after a vendor label: consecutive, so that their one shared precheck runs once per hit
+                TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, MAILCHIMP_API_KEY, HEROKU_API_KEY_LEGACY, DATADOG_KEY,
+                PAGERDUTY_API_KEY, OKTA_API_TOKEN, TWILIO_AUTH_TOKEN, CLOUDFLARE_API_TOKEN);
     }
 }
