@@ -288,14 +288,16 @@ public final class ContextDetectors {
             700, 0, ContextDetectors::passwordLike, ContextDetectors::netrcPasswordFollows);
 
     /**
-     * PostgreSQL password file ({@code .pgpass}) lines, {@code host:port:database:user:password}, found at
+     * PostgreSQL password file ({@code .pgpass}) lines, {@code host:port:database:user:password} (a whole
+     * line, or a whole quoted string), found at
      * PostgreSQL's default port, {@code :5432:} (lines with another port or the {@code *} wildcard there
      * are not found). Source: PostgreSQL
      * documentation, "The Password File" (https://www.postgresql.org/docs/current/libpq-pgpass.html).
      */
     public static final Detector PGPASS_PASSWORD = new Detector("pgpass-password", "password of a .pgpass line",
             List.of(":5432:"),
-            Pattern.compile("(?m)^[^\\s:#]{1,100}:(?:[0-9]{1,5}|\\*):[^\\s:]{1,63}:[^\\s:]{1,63}:([^\\s]{3,128})$"),
+            Pattern.compile("(?<![^\\n\"'])[^\\s:#\"']{1,100}:(?:[0-9]{1,5}|\\*):[^\\s:]{1,63}:[^\\s:]{1,63}:([^\\s\"']{3,128})"
+                    + "(?=[\\r\\n\"']|\\z)"),
             1, 0, checked(ContextDetectors::passwordLike), 110, 370, false);
 
     /**
