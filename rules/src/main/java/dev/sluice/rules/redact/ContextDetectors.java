@@ -182,14 +182,10 @@ public final class ContextDetectors {
         return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_' || b == '.' || b == '-';
     }
 
-    /** Skips up to {@code max} bytes that are none of whitespace, quote, backslash, '<' and '>'. */
+    /** Skips up to {@code max} bytes of [A-Za-z0-9_.:-] (the rest of a key or element name). */
     private static int attributeChars(byte[] text, int i, int limit, int max) {
         int end = Math.min(limit, i + max);
-        while (i < end) {
-            byte b = text[i];
-            if (isSpace(b) || b == '"' || b == '\'' || b == '\\' || b == '<' || b == '>') {
-                break;
-            }
+        while (i < end && (isNameChar(text[i]) || text[i] == ':')) {
             i++;
         }
         return i;
@@ -197,7 +193,7 @@ public final class ContextDetectors {
 
     /**
      * The one precheck of the three XML detectors (evaluated once per hit): after the secret word, the
-     * rest of the name or key (up to 56 bytes that are none of whitespace, quote, backslash, '<', '>'),
+     * rest of the name or key (up to 56 bytes of [A-Za-z0-9_.:-]),
      * then what one of them needs — '>' (the end of a start tag), a quote, whitespace and {@code value}
      * ({@link #valueAttributeFollows}) or {@code </} (a property name's end tag). It answers true wherever
      * one of the three does, so it is sound for each.
@@ -322,8 +318,8 @@ public final class ContextDetectors {
     public static final Detector XML_SECRET_ATTRIBUTE = new Detector("xml-secret-attribute",
             "value= of an XML setting whose key names a secret", SECRET_WORDS,
             Pattern.compile("<(?:add|entry|setting|param|parameter|property)\\s{1,4}+(?:key|name)\\s{0,2}=\\s{0,2}[\"']"
-                    + "[^\"'<>\\s]{0,40}(?i:password|passwd|secret|token|api[_-]?key|access[_-]?key|passphrase|private[_-]?key)"
-                    + "[^\"'<>\\s]{0,40}[\"']\\s{1,4}+value\\s{0,2}=\\s{0,2}[\"']([^\"'<>]{6,512})[\"']"),
+                    + "[A-Za-z0-9_.:-]{0,40}(?i:password|passwd|secret|token|api[_-]?key|access[_-]?key|passphrase|private[_-]?key)"
+                    + "[A-Za-z0-9_.:-]{0,40}[\"']\\s{1,4}+value\\s{0,2}=\\s{0,2}[\"']([^\"'<>]{6,512})[\"']"),
             1, 0, checked(DetectorShapes::plausibleSecret), 70, 680, false, XML_PRECHECK);
 
     /**
@@ -334,7 +330,7 @@ public final class ContextDetectors {
     public static final Detector XML_SECRET_PROPERTY = new Detector("xml-secret-property",
             "<value> of an XML property whose <name> names a secret", SECRET_WORDS,
             Pattern.compile("<name>\\s{0,4}+[^<>\\s]{0,60}(?i:password|passwd|secret|token|api[_-]?key|access[_-]?key|passphrase"
-                    + "|private[_-]?key)[^<>\\s]{0,40}</name>\\s{0,40}+<value>\\s{0,4}+([^<>\\s]{6,512}+)\\s{0,4}+</value>"),
+                    + "|private[_-]?key)[A-Za-z0-9_.:-]{0,40}</name>\\s{0,40}+<value>\\s{0,4}+([^<>\\s]{6,512}+)\\s{0,4}+</value>"),
             1, 0, checked(DetectorShapes::plausibleSecret), 70, 720, false, XML_PRECHECK);
 
     /** At {@code auth}: a quote (or an escaping backslash) follows the four letters, as the pattern needs. */

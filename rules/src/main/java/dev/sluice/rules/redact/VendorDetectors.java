@@ -33,11 +33,17 @@ public final class VendorDetectors {
      * One precheck object for every vendor-label detector: the redactor evaluates a precheck shared by
      * several detectors of a keyword once per hit.
      */
-    private static final Precheck LABEL_PRECHECK = Precheck.assignment(45, 8, false);
+    private static final Precheck LABEL_PRECHECK = DetectorShapes.ASSIGNMENT_PRECHECK;
 
-    /** A value after a vendor label (whose value pattern is strict): not a placeholder or a code expression. */
+    /**
+     * A value after a vendor label (whose value pattern is strict): not a placeholder, a code identifier
+     * or a code expression. Identifiers must be refused for the shared precheck to be sound (see
+     * {@link Precheck#assignment(int, int, boolean)}), so a key made only of letters and underscores is not
+     * reported (about 1 in 100 random 20-character PagerDuty keys; hex and base64 keys always hold a digit
+     * in practice).
+     */
     private static boolean labelledValue(String s) {
-        return DetectorShapes.notPlaceholder(s) && !DetectorShapes.looksLikeCode(s);
+        return DetectorShapes.notPlaceholder(s) && !DetectorShapes.looksLikeIdentifier(s) && !DetectorShapes.looksLikeCode(s);
     }
 
     /** The words a vendor label ends in ({@code TWILIO_AUTH_TOKEN}, {@code DD_API_KEY}), as keywords. */

@@ -253,7 +253,7 @@ class BuiltinDetectorsTest {
         p.add(new Positive("datadog-key", "-H \"DD-API-KEY: " + s + "\"", s));
         s = f.of(ALNUM, 9) + "+" + f.of(ALNUM, 10);
         p.add(new Positive("pagerduty-api-key", "Authorization: Token token=" + s, s));
-        s = f.of(ALNUM, 20);
+        s = f.of(ALNUM, 19) + "7";
         p.add(new Positive("pagerduty-api-key", "PAGERDUTY_API_KEY=" + s, s));
         s = "00" + f.of(URLSAFE, 40);
         p.add(new Positive("authorization-credential", "-H 'Authorization: SSWS " + s + "'", s));
