@@ -402,10 +402,51 @@ public final class ContextDetectors {
                     + "(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
             270, 0, ContextDetectors::awsSecretLike, null);
 
+    /** Decodes standard base64 (padding optional) to ISO-8859-1 text, or null. */
+    private static String base64Text(String s) {
+        try {
+            return new String(java.util.Base64.getDecoder().decode(s), java.nio.charset.StandardCharsets.ISO_8859_1);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static boolean base64OfPrivateKey(String s) {
+        String t = base64Text(s);
+        return t != null && t.contains("PRIVATE KEY") && t.contains("-----END ");
+    }
+
+    private static boolean base64OfDockerAuths(String s) {
+        String t = base64Text(s.length() % 4 == 0 ? s : s.substring(0, s.length() - s.length() % 4));
+        return t != null && (t.contains("\"auth\"") || t.contains("\"password\"") || t.contains("\"identitytoken\""));
+    }
+
+    /**
+     * A PEM private key written in base64 as a whole (Kubernetes {@code tls.key} and Secret {@code data}
+     * values, CI variables): the run starts {@code LS0tLS1CRUdJTi} (base64 of {@code -----BEGIN}) and is
+     * reported when it decodes to a private key block; the whole encoded run is replaced. Source: RFC
+     * 4648 section 4 (base64); Kubernetes documentation, "Secrets", {@code data} values are base64
+     * (https://kubernetes.io/docs/concepts/configuration/secret/).
+     */
+    public static final Detector BASE64_PRIVATE_KEY = keywordFirst("base64-private-key",
+            "base64 of a PEM private key (LS0tLS1CRUdJTi...)", List.of("ls0tls1crudjti"),
+            "(LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,12000}={0,2})(?![A-Za-z0-9+/=])", 12020, 0, ContextDetectors::base64OfPrivateKey, null);
+
+    /**
+     * A Docker client configuration written in base64 as a whole ({@code .dockerconfigjson} of a
+     * Kubernetes Secret): the run starts {@code eyJhdXRocyI6} (base64 of <code>{"auths":</code>) and is
+     * reported when it decodes to JSON with an {@code auth}, {@code password} or {@code identitytoken}
+     * member; the whole encoded run is replaced. Source: Kubernetes documentation, "Pull an Image from a
+     * Private Registry" (https://kubernetes.io/docs/tasks/configure-pod-container/pull-image-private-registry/).
+     */
+    public static final Detector BASE64_DOCKER_CONFIG = keywordFirst("base64-docker-config",
+            "base64 of a Docker config.json with credentials (.dockerconfigjson)", List.of("eyjhdxrocyi6"),
+            "(eyJhdXRocyI6[A-Za-z0-9+/]{20,8000}={0,2})(?![A-Za-z0-9+/=])", 8020, 0, ContextDetectors::base64OfDockerAuths, null);
+
     /** The detectors of this class, in registration order. */
     static List<Detector> all() {
         return List.of(AWS_SECRET_NEAR_KEY_ID, CURL_USER_PASSWORD, AUTHORIZATION_CREDENTIAL, BASIC_AUTH_CREDENTIAL,
                 NETRC_PASSWORD, PGPASS_PASSWORD, XML_SECRET_ELEMENT, XML_SECRET_ATTRIBUTE, XML_SECRET_PROPERTY,
-                DOCKER_CONFIG_AUTH, GIT_CREDENTIAL_URL);
+                DOCKER_CONFIG_AUTH, GIT_CREDENTIAL_URL, BASE64_PRIVATE_KEY, BASE64_DOCKER_CONFIG);
     }
 }

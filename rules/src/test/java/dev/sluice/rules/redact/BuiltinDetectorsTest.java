@@ -296,6 +296,11 @@ class BuiltinDetectorsTest {
         p.add(new Positive("docker-config-auth", "{\"auths\": {\"registry.example.org\": {\"auth\": \"" + s + "\"}}}", s));
         s = f.of(ALNUM, 40);
         p.add(new Positive("git-credential-url", "git clone https://" + s + "@git.example.org/org/repo.git", s));
+        s = java.util.Base64.getEncoder().encodeToString(Fakes.pem("EC", f.pemBody(4, "\n"), "\n").getBytes());
+        p.add(new Positive("base64-private-key", "kind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.key: " + s + "\n", s));
+        s = java.util.Base64.getEncoder().encodeToString(("{\"auths\":{\"registry.example.org\":{\"auth\":\""
+                + java.util.Base64.getEncoder().encodeToString(("ci:" + f.of(ALNUM, 20)).getBytes()) + "\"}}}").getBytes());
+        p.add(new Positive("base64-docker-config", "data:\n  .dockerconfigjson: " + s + "\n", s));
         s = f.of(ALNUM, 12) + "9";
         p.add(new Positive("generic-secret", "password = \"" + s + "\"  # toml", s));
         s = f.of(ALNUM, 20) + "7";
@@ -433,6 +438,10 @@ class BuiltinDetectorsTest {
         n.add(new Negative("xml-secret-attribute", "<add key=\"ApiKey\" value=\"your-api-key\" /> <add key=\"Timeout\" value=\"30000000\" />"));
         n.add(new Negative("xml-secret-property", "<name>fs.s3a.secret.key</name><value>${env.S3_SECRET}</value>"));
         n.add(new Negative("docker-config-auth", "{\"auth\": \"" + java.util.Base64.getEncoder().encodeToString("no colon here".getBytes()) + "\"}"));
+        n.add(new Negative("base64-private-key", "tls.crt: " + java.util.Base64.getEncoder().encodeToString(
+                ("-----BEGIN CERTIFICATE-----\n" + f.pemBody(3, "\n") + "-----END CERTIFICATE-----\n").getBytes())));
+        n.add(new Negative("base64-docker-config", "config: " + java.util.Base64.getEncoder().encodeToString(
+                "{\"auths\":{\"registry.example.org\":{}}}".getBytes())));
         n.add(new Negative("git-credential-url", "https://first.last.name.surname@example.org/ and https://user@host"));
         n.add(new Negative("generic-secret", "password: \"\" and token: <your-key> and API_KEY=${API_KEY}"));
         n.add(new Negative("generic-secret", "n.apiKey=e.apiKey||t.apiKey,r.token=o.token&&o.token.value"));
