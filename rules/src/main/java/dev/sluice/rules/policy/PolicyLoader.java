@@ -103,6 +103,7 @@ public final class PolicyLoader {
         tables.put("`limits`", LIMITS_KEYS);
         tables.put("`inspect`", INSPECT_KEYS);
         tables.put("`tls`", TLS_KEYS);
+        tables.put("`upstream_proxy`", UPSTREAM_PROXY_KEYS);
         tables.put("`audit`", AUDIT_KEYS);
         Set<String> redaction = new LinkedHashSet<>(REDACTION_KEYS);
         redaction.addAll(CUSTOM_DETECTOR_KEYS);
