@@ -102,6 +102,7 @@ class UpstreamProxyTest {
                       - { host: %1$s, ports: %7$s }
                       - { host: rebind.test, ports: %7$s }
                       - { host: refused.test, ports: %7$s }
+                      - { host: localhost, ports: %7$s }
                 network:
                   allow_private: ["127.0.0.1/32"]
                   hosts:
@@ -314,5 +315,16 @@ class UpstreamProxyTest {
         assertThat(ok.httpStatus()).isEqualTo(200);
         await().atMost(Duration.ofSeconds(10)).until(() -> !squidSaw("CONNECT 127.0.0.1:" + origin.httpPort()).isEmpty());
         assertThat(squid.accessLog()).noneMatch(l -> l.contains("rebind.test") || l.contains("10.20.30.40"));
+    }
+
+    @Test
+    void connectByHostnameSendsTheNameAndTheParentResolvesIt() throws Exception {
+        // localhost is in no network.hosts entry: Sluice does not resolve it, Squid does (/etc/hosts).
+        sluice("  connect_by: hostname", PASSWORD);
+        CurlResult result = Curl.run(List.of("-x", proxy(), "http://localhost:" + origin.httpPort() + "/by-name"));
+        assertThat(result.httpStatus()).as(result.stderr()).isEqualTo(200);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !squidSaw("CONNECT localhost:" + origin.httpPort()).isEmpty());
+        // The record names the parent as the peer: Sluice never saw the origin's address.
+        assertThat(audited("url.path", "/by-name").path("network.peer.address").asText()).isEqualTo("127.0.0.1");
     }
 }
