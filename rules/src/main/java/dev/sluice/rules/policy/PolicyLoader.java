@@ -829,12 +829,20 @@ public final class PolicyLoader {
             return port >= 1 && port <= 65535 ? port : -1;
         }
 
-        /** Reads {@code user:password} (one line, UTF-8); errors never show the file's content. */
+        /**
+         * Reads {@code user:password} (one line, UTF-8; a relative path is resolved against the policy
+         * file's directory); errors never show the file's content.
+         */
         UpstreamProxy.ParentCredentials credentials(Node node, String text) {
             String path = "upstream_proxy.auth_file";
             String content;
             try {
-                content = Files.readString(Path.of(text), StandardCharsets.UTF_8);
+                Path file = Path.of(text);
+                if (!file.isAbsolute() && !source.startsWith("embedded:")) {
+                    Path base = Path.of(source).toAbsolutePath().getParent();
+                    file = base == null ? file : base.resolve(file);
+                }
+                content = Files.readString(file, StandardCharsets.UTF_8);
             } catch (IOException | InvalidPathException | java.io.UncheckedIOException e) {
                 error(node.loc(), path + ": " + text + ": cannot read (" + e.getClass().getSimpleName()
                         + "; expected: a file holding user:password on one line)");
