@@ -115,4 +115,43 @@ class ParentWireTest {
         String auditText = Files.readString(sluice.dataDir().resolve("audit.jsonl"));
         assertThat(auditText).doesNotContain("s3cret").doesNotContain(basic);
     }
+
+    @Test
+    void crLfOrSpacesInATargetNeverReachTheParent() throws Exception {
+        parent = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
+        java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+        Thread acceptor = new Thread(() -> {
+            while (!parent.isClosed()) {
+                try (Socket s = parent.accept()) {
+                    accepted.incrementAndGet();
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        });
+        acceptor.setDaemon(true);
+        acceptor.start();
+        sluice = SluiceFixture.start("""
+                version: 1
+                extensions:
+                  default:
+                    allow:
+                      - { host: banner.test, ports: [2222] }
+                upstream_proxy:
+                  https: http://127.0.0.1:%d
+                  connect_by: hostname
+                listen:
+                  proxy: 127.0.0.1:0
+                """.formatted(parent.getLocalPort()));
+        for (String target : java.util.List.of("banner.test%0d%0aX-Injected:%20y:2222", "banner.test%20x:2222",
+                "banner.test\tx:2222", "banner.test:2222%0d%0a")) {
+            try (Socket client = new Socket("127.0.0.1", sluice.port())) {
+                client.setSoTimeout(15_000);
+                client.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: banner.test\r\n\r\n")
+                        .getBytes(StandardCharsets.ISO_8859_1));
+                assertThat(UpstreamProxyTest.head(client.getInputStream())).as(target).startsWith("HTTP/1.1 400");
+            }
+        }
+        assertThat(accepted.get()).isZero();
+    }
 }
