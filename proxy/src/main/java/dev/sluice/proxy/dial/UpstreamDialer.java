@@ -189,6 +189,12 @@ public final class UpstreamDialer implements AutoCloseable {
                 return;
             }
             InetSocketAddress parentAddress = new InetSocketAddress(found.getNow(), parent.port());
+            if (self.get().isSelf(parentAddress.getAddress(), parentAddress.getPort())) {
+                // A parent that is Sluice's own listener would send every connection round in a loop.
+                promise.tryFailure(parentFailure(Reason.UPSTREAM_PROXY_FAILED, checked,
+                        "parent " + parent + " is Sluice's own listener"));
+                return;
+            }
             UpstreamProxy.ParentCredentials credentials = policy.upstreamProxy().credentials();
             HttpProxyHandler proxy = credentials == null
                     ? new HttpProxyHandler(parentAddress)

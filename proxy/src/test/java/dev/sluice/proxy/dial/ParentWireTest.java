@@ -154,4 +154,36 @@ class ParentWireTest {
         }
         assertThat(accepted.get()).isZero();
     }
+
+    @Test
+    void aParentThatIsSluiceItselfIsRefusedNotLooped() throws Exception {
+        int port = SluiceFixture.freePort();
+        sluice = SluiceFixture.start("""
+                version: 1
+                extensions:
+                  default:
+                    allow:
+                      - { host: banner.test, ports: [2222] }
+                network:
+                  allow_private: ["127.0.0.1/32"]
+                  hosts:
+                    banner.test: 127.0.0.1
+                upstream_proxy:
+                  https: http://127.0.0.1:%1$d
+                listen:
+                  proxy: 127.0.0.1:%1$d
+                """.formatted(port));
+        try (Socket client = new Socket("127.0.0.1", sluice.port())) {
+            client.setSoTimeout(15_000);
+            client.getOutputStream().write("CONNECT banner.test:2222 HTTP/1.1\r\nHost: banner.test\r\n\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            assertThat(UpstreamProxyTest.head(client.getInputStream())).startsWith("HTTP/1.1 502")
+                    .contains("X-Sluice-Reason: upstream_proxy_failed");
+        }
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> "upstream_proxy_failed".equals(r.path("reason").asText(null))).findFirst().orElse(null),
+                r -> r != null);
+        assertThat(record.path("error").asText()).contains("own listener");
+        assertThat(sluice.audit()).hasSize(1);
+    }
 }
