@@ -3,6 +3,7 @@ package dev.sluice.proxy.dial;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.proxy.ProxyConnectException;
+import io.netty.handler.proxy.ProxyConnectionEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
 
@@ -22,6 +23,16 @@ final class ParentHold extends ChannelDuplexHandler {
 
     private final ArrayDeque<Object> held = new ArrayDeque<>();
     private boolean inactive;
+    /** Set by the proxy handler's {@link ProxyConnectionEvent}: the parent answered 200. */
+    private boolean connected;
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof ProxyConnectionEvent) {
+            connected = true;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -47,6 +58,12 @@ final class ParentHold extends ChannelDuplexHandler {
 
     @Override
     public void read(ChannelHandlerContext ctx) {
+        if (!connected) {
+            // A read asked for during the CONNECT exchange (a TLS handshake already under way behind
+            // us): the proxy handler needs it; stay, to hold what follows the 200.
+            ctx.read();
+            return;
+        }
         boolean any = !held.isEmpty();
         Object msg;
         while ((msg = held.poll()) != null) {
