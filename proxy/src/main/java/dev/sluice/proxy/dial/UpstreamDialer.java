@@ -13,7 +13,15 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.proxy.HttpProxyHandler;
+import io.netty.resolver.NoopAddressResolverGroup;
+import dev.sluice.hosts.IpAddresses;
+import dev.sluice.rules.policy.UpstreamProxy;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.resolver.ResolvedAddressTypes;
@@ -48,6 +56,14 @@ public final class UpstreamDialer implements AutoCloseable {
 
     /** Default time allowed for one DNS query, in milliseconds. */
     public static final long DEFAULT_DNS_QUERY_TIMEOUT_MILLIS = 5_000;
+
+    /** Name of the byte counter every owner puts first in an upstream pipeline. */
+    static final String BYTES = "bytes";
+    /** Name of the parent-proxy handler in an upstream pipeline. */
+    public static final String PARENT_PROXY = "parent-proxy";
+    static final String PARENT_HOLD = "parent-hold";
+    /** The status in HttpProxyHandler's failure message ("..., status: 407 Proxy Authentication Required"). */
+    private static final Pattern PARENT_STATUS = Pattern.compile("status: ([0-9]{3})[^,]*");
 
     private final Transport transport;
     private final Supplier<SelfEndpoints> self;
@@ -84,7 +100,39 @@ public final class UpstreamDialer implements AutoCloseable {
      */
     public Future<Dialed> dial(EventLoop loop, Policy policy, Decision nameDecision, Target target,
                                ChannelHandler initializer) {
+        return dial(loop, policy, nameDecision, target, initializer, UpstreamKind.TUNNEL);
+    }
+
+    /**
+     * As {@link #dial(EventLoop, Policy, Decision, Target, ChannelHandler)}, for an upstream connection
+     * of {@code kind}: when the policy's {@code upstream_proxy} has a parent for that kind and no
+     * {@code no_proxy} entry covers the target, the channel connects to the parent instead and asks it
+     * {@code CONNECT target} (Netty's {@link HttpProxyHandler}, RFC 9110 section 9.3.6) with the
+     * parent's Basic credentials (RFC 7617); the returned future completes once the parent answered
+     * 200. Under {@code connect_by: address} the CONNECT names the checked address (never a name the
+     * parent would resolve again); under {@code hostname} it names the canonical host and Sluice does
+     * not resolve names (IP literals are still checked). {@code ByteCounter} stays first in the pipeline,
+     * so the CONNECT exchange with the parent is counted; bytes the parent relays right after its 200
+     * are held ({@link ParentHold}) until the owner first reads.
+     *
+     * @return as above; a parent failure fails with {@link Reason#UPSTREAM_PROXY_AUTH} (the parent
+     *         answered 407) or {@link Reason#UPSTREAM_PROXY_FAILED} (unreachable, timed out, closed, or
+     *         another status, which the failure's message names)
+     */
+    public Future<Dialed> dial(EventLoop loop, Policy policy, Decision nameDecision, Target target,
+                               ChannelHandler initializer, UpstreamKind kind) {
         Promise<Dialed> promise = loop.newPromise();
+        UpstreamProxy upstream = policy.upstreamProxy();
+        boolean plainHttp = kind == UpstreamKind.PLAIN_HTTP;
+        if (upstream.configured() && upstream.connectBy() == UpstreamProxy.ConnectBy.HOSTNAME
+                && !target.isIpLiteral()) {
+            UpstreamProxy.Parent parent = upstream.parentFor(plainHttp, target, null);
+            if (parent != null) {
+                viaParent(promise, loop, policy, parent,
+                        InetSocketAddress.createUnresolved(target.host(), target.port()), null, initializer);
+                return promise;
+            }
+        }
         resolve(loop, policy, target).addListener((Future<List<InetAddress>> resolved) -> {
             if (!resolved.isSuccess()) {
                 promise.tryFailure(new DialFailure(Decision.deny(Reason.DNS_FAILURE, BuiltinRules.DNS), null,
@@ -98,6 +146,12 @@ public final class UpstreamDialer implements AutoCloseable {
                 return;
             }
             InetSocketAddress remote = new InetSocketAddress(checked.dialAddress(), target.port());
+            UpstreamProxy.Parent parent = upstream.configured()
+                    ? upstream.parentFor(plainHttp, target, checked.dialAddress()) : null;
+            if (parent != null) {
+                viaParent(promise, loop, policy, parent, remote, checked, initializer);
+                return;
+            }
             ChannelFuture connect = new Bootstrap()
                     .group(loop)
                     .channel(transport.socketChannel())
@@ -124,6 +178,118 @@ public final class UpstreamDialer implements AutoCloseable {
             });
         });
         return promise;
+    }
+
+    private void viaParent(Promise<Dialed> promise, EventLoop loop, Policy policy, UpstreamProxy.Parent parent,
+                           InetSocketAddress destination, AddressDecision checked, ChannelHandler initializer) {
+        resolveParent(loop, policy, parent).addListener((Future<InetAddress> found) -> {
+            if (!found.isSuccess()) {
+                promise.tryFailure(parentFailure(Reason.UPSTREAM_PROXY_FAILED, checked,
+                        "parent " + parent + ": no address"));
+                return;
+            }
+            InetSocketAddress parentAddress = new InetSocketAddress(found.getNow(), parent.port());
+            if (self.get().isSelf(parentAddress.getAddress(), parentAddress.getPort())) {
+                // A parent that is Sluice's own listener would send every connection round in a loop.
+                promise.tryFailure(parentFailure(Reason.UPSTREAM_PROXY_FAILED, checked,
+                        "parent " + parent + " is Sluice's own listener"));
+                return;
+            }
+            UpstreamProxy.ParentCredentials credentials = policy.upstreamProxy().credentials();
+            HttpProxyHandler proxy = credentials == null
+                    ? new HttpProxyHandler(parentAddress)
+                    : new HttpProxyHandler(parentAddress, credentials.username(), credentials.password());
+            proxy.setConnectTimeoutMillis(connectTimeoutMillis);
+            ChannelFuture connect = new Bootstrap()
+                    .group(loop)
+                    .channel(transport.socketChannel())
+                    .resolver(NoopAddressResolverGroup.INSTANCE)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.AUTO_READ, false)
+                    .handler(new ChannelInitializer<Channel>() {
+                        @Override
+                        protected void initChannel(Channel ch) {
+                            ChannelPipeline p = ch.pipeline();
+                            p.addLast(initializer);
+                            // Behind the byte counter (which counts the CONNECT exchange too), in front
+                            // of everything the owner installed (upstream TLS rides inside the tunnel).
+                            if (p.get(BYTES) != null) {
+                                p.addAfter(BYTES, PARENT_PROXY, proxy);
+                            } else {
+                                p.addFirst(PARENT_PROXY, proxy);
+                            }
+                            p.addAfter(PARENT_PROXY, PARENT_HOLD, new ParentHold());
+                        }
+                    })
+                    .connect(destination);
+            // What the record names as the peer: the checked address the parent was asked for, or the
+            // parent itself when Sluice sent a name.
+            InetSocketAddress peer = destination.isUnresolved() ? parentAddress : destination;
+            connect.addListener((ChannelFuture f) -> {
+                if (!f.isSuccess()) {
+                    String why = f.cause() instanceof ConnectTimeoutException ? "timed out" : "unreachable";
+                    promise.tryFailure(parentFailure(Reason.UPSTREAM_PROXY_FAILED, checked,
+                            "parent " + parent + " " + why));
+                    return;
+                }
+                Channel ch = f.channel();
+                if (ch.localAddress() instanceof InetSocketAddress local) {
+                    ownLocalEnds.add(local);
+                    ch.closeFuture().addListener(closed -> ownLocalEnds.remove(local));
+                }
+                proxy.connectFuture().addListener((Future<Channel> tunnel) -> {
+                    if (tunnel.isSuccess()) {
+                        if (!promise.trySuccess(new Dialed(ch, checked, peer))) {
+                            ch.close();
+                        }
+                        return;
+                    }
+                    ch.close();
+                    promise.tryFailure(parentAnswer(parent, checked, tunnel.cause()));
+                });
+            });
+        });
+    }
+
+    /** Maps the proxy handler's failure to a reason; the message names the parent and its status only. */
+    private static DialFailure parentAnswer(UpstreamProxy.Parent parent, AddressDecision checked, Throwable cause) {
+        String message = cause == null || cause.getMessage() == null ? "" : cause.getMessage();
+        Matcher status = PARENT_STATUS.matcher(message);
+        if (cause instanceof HttpProxyHandler.HttpProxyConnectException && status.find()) {
+            int code = Integer.parseInt(status.group(1));
+            String answered = "parent " + parent + " answered " + sanitize(status.group(0).substring(8));
+            return parentFailure(code == 407 ? Reason.UPSTREAM_PROXY_AUTH : Reason.UPSTREAM_PROXY_FAILED,
+                    checked, answered);
+        }
+        String why = message.endsWith(", timeout") ? "timed out"
+                : message.endsWith(", disconnected") ? "closed the connection" : "failed";
+        return parentFailure(Reason.UPSTREAM_PROXY_FAILED, checked, "parent " + parent + " " + why);
+    }
+
+    private static String sanitize(String text) {
+        StringBuilder b = new StringBuilder(Math.min(text.length(), 80));
+        for (int i = 0; i < text.length() && b.length() < 80; i++) {
+            char c = text.charAt(i);
+            b.append(c >= 0x20 && c < 0x7f ? c : '?');
+        }
+        return b.toString();
+    }
+
+    private static DialFailure parentFailure(Reason reason, AddressDecision checked, String detail) {
+        return new DialFailure(Decision.deny(reason, BuiltinRules.UPSTREAM_PROXY), checked, detail);
+    }
+
+    private Future<InetAddress> resolveParent(EventLoop loop, Policy policy, UpstreamProxy.Parent parent) {
+        InetAddress literal = IpAddresses.parseStrict(parent.host());
+        if (literal != null) {
+            return loop.newSucceededFuture(literal);
+        }
+        InetAddress pinned = policy.network().hosts().get(parent.host());
+        if (pinned != null) {
+            return loop.newSucceededFuture(pinned);
+        }
+        return resolver(loop, policy.network().resolvers()).resolve(parent.host());
     }
 
     private Future<List<InetAddress>> resolve(EventLoop loop, Policy policy, Target target) {

@@ -14,6 +14,7 @@ import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.tls.UpstreamTls;
 import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.dial.UpstreamKind;
 import dev.sluice.rules.target.Target;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -211,7 +212,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                         ch.pipeline().addLast("bytes", counter);
                         installUpstreamHandlers(ch, request.target().target());
                     }
-                });
+                }, upstreamTls != null ? UpstreamKind.TUNNEL : UpstreamKind.PLAIN_HTTP);
         dial.addListener((Future<Dialed> f) -> onDialed(request, counter, f));
     }
 

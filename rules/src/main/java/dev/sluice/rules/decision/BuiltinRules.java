@@ -20,6 +20,8 @@ public final class BuiltinRules {
     public static final String DNS_QUERY = "dns";
     /** The upstream connection could not be made or timed out. */
     public static final String CONNECT = "network.connect";
+    /** The parent proxy of {@code upstream_proxy} failed or refused ({@link Reason#UPSTREAM_PROXY_AUTH}, {@link Reason#UPSTREAM_PROXY_FAILED}). */
+    public static final String UPSTREAM_PROXY = "upstream_proxy";
     /** The upstream answered something Sluice will not relay (a malformed head, an unasked-for 101). */
     public static final String UPSTREAM = "network.upstream";
     /** The upstream TLS handshake failed for a reason other than a pin. */

@@ -50,6 +50,13 @@ public enum Reason {
     PIN_MISMATCH("pin_mismatch", 502),
     UPSTREAM_TLS_FAILED("upstream_tls_failed", 502),
     UPSTREAM_CONNECT_FAILED("upstream_connect_failed", 502),
+    /** The parent proxy ({@code upstream_proxy}) answered its CONNECT with 407: its credentials failed. */
+    UPSTREAM_PROXY_AUTH("upstream_proxy_auth", 502),
+    /**
+     * The parent proxy could not be reached, timed out, answered its CONNECT with another status than
+     * 200 (the status is in the record's {@code error}), or broke the exchange.
+     */
+    UPSTREAM_PROXY_FAILED("upstream_proxy_failed", 502),
     /**
      * The origin's answer is not HTTP/1.1 Sluice can relay: a malformed status line or header block, a
      * broken chunked body, a {@code 101} nobody asked for (RFC 9112; RFC 9209's {@code http_protocol_error}).

@@ -25,12 +25,23 @@ import java.util.Optional;
  * @param inspect hosts whose TLS Sluice terminates, by canonical host pattern ({@code inspect} section)
  * @param tls the {@code tls} section
  * @param redaction the {@code redaction} section (defaults when absent: redact with every built-in detector)
+ * @param upstreamProxy the {@code upstream_proxy} section ({@link UpstreamProxy#NONE} when absent)
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
-                     Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
+                     Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                     UpstreamProxy upstreamProxy) {
+
+    /** The policy without an {@code upstream_proxy} section. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls,
+                redaction, UpstreamProxy.NONE);
+    }
 
     public Policy {
+        upstreamProxy = upstreamProxy == null ? UpstreamProxy.NONE : upstreamProxy;
         extensions = Map.copyOf(extensions);
         inspect = Map.copyOf(inspect);
         globalDeny = RuleList.copyOf(globalDeny);
