@@ -25,15 +25,27 @@ import java.util.Optional;
  * @param inspect hosts whose TLS Sluice terminates, by canonical host pattern ({@code inspect} section)
  * @param tls the {@code tls} section
  * @param redaction the {@code redaction} section (defaults when absent: redact with every built-in detector)
+ * @param includes the fragments merged in ({@code include}, recursively), absolute, in the order read;
+ *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
-                     Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
+                     Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                     List<Path> includes) {
 
     public Policy {
+        includes = List.copyOf(includes);
         extensions = Map.copyOf(extensions);
         inspect = Map.copyOf(inspect);
         globalDeny = RuleList.copyOf(globalDeny);
+    }
+
+    /** A policy without fragments. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                List.of());
     }
 
     /**
