@@ -38,6 +38,9 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.handler.codec.PrematureChannelClosureException;
+import io.netty.handler.ssl.SslCloseCompletionEvent;
+import dev.sluice.proxy.forward.ExchangeControl;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -66,6 +69,9 @@ import java.util.Optional;
  *       extension</td></tr>
  *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
  *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
+ *   <tr><td>501 upgrade_not_supported</td><td>an allowed request that asks for a protocol upgrade
+ *       ({@code Upgrade}, e.g. WebSocket or h2c, or {@code upgrade} named in {@code Connection});
+ *       nothing is forwarded</td></tr>
  *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
  * </table>
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
@@ -75,6 +81,13 @@ import java.util.Optional;
  *
  * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight,
  * pipelined requests wait (reading is paused), so answers keep the order of requests.
+ *
+ * <p>Half-close: a FIN (or, in an intercepted tunnel, a TLS close_notify) after a complete request lets
+ * its answer finish, then the connection closes. One while the request body is still expected ends the
+ * exchange at once ({@link ExchangeControl.ClientClosedMidBody}: upstream closed, record with
+ * {@code error: client_closed_mid_body}, nothing more to the client, connection closed, slot freed).
+ * A body chunk the decoder rejects is never passed on; a broken chunked body (RFC 9112 section 7.1)
+ * aborts the exchange with 400 {@code malformed_request} when no answer has started.
  */
 public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
@@ -96,6 +109,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     /** The {@code listener} label of this listener in audit records and metrics. */
     static final String LISTENER = "explicit";
+
+    /** Rule id of the refusal of a request that asks for a protocol upgrade. */
+    static final String RULE_UPGRADE = "http.upgrade";
 
     public ExplicitRequestHandler(ProxyContext context) {
         this(context, null);
@@ -146,6 +162,17 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             case FORWARDING -> {
+                if (msg instanceof HttpContent content && content.decoderResult().isFailure()) {
+                    // Never forwarded: the encoder would end the body upstream as if it were whole.
+                    Throwable cause = content.decoderResult().cause();
+                    content.release();
+                    if (cause instanceof PrematureChannelClosureException) {
+                        clientClosedMidBody(ctx);
+                    } else {
+                        malformedBody(ctx);
+                    }
+                    return;
+                }
                 boolean last = msg instanceof LastHttpContent;
                 ctx.fireChannelRead(msg);
                 if (last) {
@@ -319,6 +346,14 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             refuse(ctx, request, audit, decision, connect, null);
             return;
         }
+        if (!connect && HopByHop.upgradeRequested(request.headers())) {
+            // Never strip the upgrade and forward the rest: the origin would see a plain request and the
+            // client an answer it cannot explain.
+            String protocols = HopByHop.upgradeProtocols(request.headers());
+            refuse(ctx, request, audit, Decision.deny(Reason.UPGRADE_NOT_SUPPORTED, RULE_UPGRADE), false,
+                    "protocol upgrade" + (protocols.isEmpty() ? "" : " to " + protocols) + " is not supported");
+            return;
+        }
 
         if (connect) {
             audit.tlsMode("tunnel");
@@ -485,12 +520,64 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         }
         if (evt instanceof ChannelInputShutdownEvent && state != State.TUNNEL) {
             // The client sent FIN: finish the exchange in progress (and any request already read),
-            // then close.
+            // then close; but a request body that is still expected can never arrive.
             inputShut = true;
+            if (state == State.FORWARDING) {
+                clientClosedMidBody(ctx);
+                return;
+            }
             closeIfDrained(ctx);
             return;
         }
+        if (evt instanceof SslCloseCompletionEvent closure && closure.isSuccess() && state != State.TUNNEL) {
+            // The client's close_notify inside an intercepted tunnel: its side of the stream has ended,
+            // as with a FIN (RFC 8446 section 6.1).
+            inputShut = true;
+            if (state == State.FORWARDING) {
+                clientClosedMidBody(ctx);
+            } else {
+                closeIfDrained(ctx);
+            }
+        }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    /**
+     * The client's input ended while the request body was still expected (issue 23): the exchange ends
+     * at once. The forwarder closes the upstream connection and writes the record
+     * ({@code error: client_closed_mid_body}); this connection closes once what is already written is
+     * flushed, which frees its slot.
+     */
+    private void clientClosedMidBody(ChannelHandlerContext ctx) {
+        inputShut = true;
+        boolean answered = responseDoneEarly;
+        responseDoneEarly = false;
+        state = State.CLOSED;
+        releaseQueued();
+        if (!answered) {
+            ctx.fireChannelRead(new ExchangeControl.ClientClosedMidBody());
+        }
+        ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /**
+     * The request body's chunked framing broke (RFC 9112 section 7.1): nothing more of it can be read.
+     * The exchange is aborted (400 {@code malformed_request} when no answer started) and the connection
+     * closes when the client is done.
+     */
+    private void malformedBody(ChannelHandlerContext ctx) {
+        boolean answered = responseDoneEarly;
+        responseDoneEarly = false;
+        state = State.DISCARDING;
+        closeAfterDiscard = true;
+        if (answered) {
+            state = State.CLOSED;
+            Lingering.close(ctx);
+            return;
+        }
+        ctx.fireChannelRead(new ExchangeControl.Abort(Decision.deny(Reason.MALFORMED_REQUEST, "http.framing"),
+                "malformed chunked request body"));
+        closeIfDrained(ctx);
     }
 
     private void onHeaderTimeout(ChannelHandlerContext ctx) {

@@ -62,11 +62,19 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Answers it sends itself: 403 {@code address_class} / {@code self_loop} (a resolved answer
  * is denied), 502 {@code dns_failure} / {@code upstream_connect_failed}, 504 {@code upstream_timeout};
- * a response that breaks off mid-body closes the downstream connection.
+ * 502 {@code upstream_protocol_error} for a response head the decoder rejects (bad status line or
+ * header block, RFC 9112 sections 4 and 5) or a {@code 101} nobody asked for; a response that breaks
+ * off or turns malformed mid-body closes the downstream connection. Nothing the decoder rejected is
+ * ever written downstream. A client that half-closes mid-body
+ * ({@link ExchangeControl.ClientClosedMidBody}) gets nothing more: the upstream connection and the
+ * downstream connection close, and the record says {@code error: client_closed_mid_body}.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private static final Logger log = LoggerFactory.getLogger(HttpForwarder.class);
+
+    /** Rule id of refusals caused by what the origin answered. */
+    static final String RULE_UPSTREAM = "network.upstream";
 
     /** Largest response header block accepted from an origin, in bytes. */
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
@@ -76,6 +84,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Throwable upstreamFailure;
     private String upstreamPin;
+    /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
+    private Throwable upstreamHandshakeFailure;
 
     private Channel upstream;
     private ByteCounter upstreamCounter;
@@ -117,12 +127,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamAuthority = target.authority();
         upstreamPolicy = policy;
         upstreamFailure = null;
+        upstreamHandshakeFailure = null;
         Reads.setAutoRead(channel, true);
     }
 
     private void installUpstreamHandlers(Channel ch, Target target) {
         if (upstreamTls != null) {
-            ch.pipeline().addLast("tls", upstreamTls.newHandler(ch.alloc(), target.host(), target.port()));
+            upstreamTls.install(ch.pipeline(), target.host(), target.port());
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
         ch.pipeline().addLast("response", new UpstreamResponseHandler());
@@ -151,6 +162,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 current.audit().error(abort.detail());
                 abortExchange(abort.decision());
             }
+        } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
+            onClientClosedMidBody(closed);
         } else if (msg instanceof HttpContent content) {
             onRequestContent(content);
         } else {
@@ -174,6 +187,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 request.audit().pin(upstreamPin);
             }
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            return;
+        }
+        if (upstreamHandshakeFailure != null && authority.equals(upstreamAuthority)
+                && request.policy() == upstreamPolicy) {
+            // The connection this forwarder adopted failed its TLS handshake before the request came
+            // (a pin mismatch, an untrusted chain): that is the answer, not a second handshake.
+            Throwable failure = upstreamHandshakeFailure;
+            upstreamHandshakeFailure = null;
+            closeUpstream();
+            refuse(failureDecision(failure), "upstream TLS: " + failure.getClass().getSimpleName());
             return;
         }
         closeUpstream();
@@ -212,6 +235,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         Dialed dialed = f.getNow();
         upstream = dialed.channel();
         upstreamFailure = null;
+        upstreamHandshakeFailure = null;
         upstreamPin = null;
         upstreamCounter = counter;
         upstreamAuthority = request.target().target().authority();
@@ -255,6 +279,25 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * The request body can no longer arrive (the client half-closed): the exchange ends now. The
+     * upstream connection closes (a dial still under way is closed when it completes), the record is
+     * written with what was counted so far, and the downstream connection closes once what is already
+     * written is flushed; nothing more is sent to the client.
+     */
+    private void onClientClosedMidBody(ExchangeControl.ClientClosedMidBody closed) {
+        lingering = false;
+        releasePending();
+        ForwardRequest request = current;
+        current = null;
+        closeUpstream();
+        if (request != null) {
+            request.audit().error(closed.error());
+            request.audit().emit();
+        }
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
     // ---- responses from upstream --------------------------------------------------------------
 
     private void onResponse(Channel from, HttpObject msg) {
@@ -264,34 +307,54 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             from.close();
             return;
         }
-        if (msg instanceof HttpResponse response) {
-            onResponseHead(response);
+        if (msg.decoderResult().isFailure()) {
+            // What the decoder could not parse is never relayed: it may be a whole (empty) message
+            // standing for the bad head, or the last chunk of a broken body.
+            onMalformedResponse(msg);
+            return;
+        }
+        if (msg instanceof HttpResponse response && !onResponseHead(response)) {
+            return;
         }
         if (msg instanceof HttpContent content) {
             onResponseContent(content);
         }
     }
 
-    private void onResponseHead(HttpResponse response) {
+    /**
+     * Ends the exchange on a response the decoder rejected (RFC 9112: a bad status line or header
+     * block, a broken chunk): releases {@code msg} once and writes nothing of it; 502
+     * {@code upstream_protocol_error} when the head is not out yet, else the downstream connection
+     * closes (the client must not take a cut body for a whole one).
+     */
+    private void onMalformedResponse(HttpObject msg) {
+        boolean head = msg instanceof HttpResponse;
+        ReferenceCountUtil.release(msg);
+        current.audit().error(head ? "malformed response head from upstream"
+                : "malformed response body from upstream");
+        abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+    }
+
+    /**
+     * Handles a valid response head; returns false when it ended the exchange (nothing of this
+     * response is relayed then).
+     */
+    private boolean onResponseHead(HttpResponse response) {
         AuditEvent audit = current.audit();
-        if (response.decoderResult().isFailure()) {
-            ReferenceCountUtil.release(response);
-            audit.error("malformed response from upstream");
-            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
-            return;
-        }
         int code = response.status().code();
         if (code == 101) {
-            audit.error("upgrade is not supported through the proxy");
-            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
-            return;
+            // Sluice never forwards an Upgrade, so no origin may switch protocols.
+            ReferenceCountUtil.release(response);
+            audit.error("upstream switched protocols (101) though no upgrade was asked for");
+            abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+            return false;
         }
         interimResponse = code >= 100 && code < 200;
         boolean originKeepAlive = HttpUtil.isKeepAlive(response);
         HopByHop.strip(response.headers());
         if (interimResponse) {
             ctx.write(response);
-            return;
+            return true;
         }
         responseStarted = true;
         audit.statusCode(code);
@@ -323,6 +386,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
         }
         ctx.write(response);
+        return true;
     }
 
     private void onResponseContent(HttpContent content) {
@@ -393,10 +457,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         audit.emit();
         if (close && !requestComplete) {
-            // The request body is still coming: drop it as it arrives, close when it ends (or later).
+            // The request body is still coming: drop it as it arrives, close when it ends, when the
+            // client half-closes, or after the linger. Reading may have been paused (for the dial, or
+            // for backpressure): without reading, neither the body's end nor a FIN would be seen.
             lingering = true;
             ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             Lingering.closeLater(ctx);
+            Reads.setAutoRead(ctx.channel(), true);
             return;
         }
         if (close) {
@@ -444,6 +511,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         if (!event.isSuccess()) {
             upstreamFailure = event.cause();
+            if (current == null) {
+                upstreamHandshakeFailure = event.cause();
+            }
             return;
         }
         SslHandler tls = channel.pipeline().get(SslHandler.class);

@@ -18,10 +18,14 @@ import dev.sluice.certs.UpstreamTrust;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.proxy.server.PolicyHolder;
 import dev.sluice.rules.policy.InspectedHost;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,6 +55,13 @@ import org.slf4j.LoggerFactory;
  * upstream (client) {@link SslContext}: PKIX against the system roots plus {@code tls.extra_trust},
  * hostname verification, then the host's SPKI pins ({@code inspect.<host>.pins}, read from the running
  * policy at each handshake; TOFU pins stored in {@code <data dir>/pins}).
+ *
+ * <p>Upstream TLS sessions are never resumed (BoringSSL's client session cache is off; JDK engines get
+ * no peer port, which the JDK's client cache is keyed by), so every upstream connection's chain is
+ * validated and pinned by a full handshake under the policy and pin store of that moment. A session
+ * resumed anyway is checked again by {@link ResumableTrust}, and {@link HoldUntilHandshake} keeps the
+ * request out of the TLS engine until that has passed (docs/architecture.md, "Upstream trust on every
+ * connection").
  */
 public final class InterceptionTls implements AutoCloseable {
 
@@ -69,19 +80,57 @@ public final class InterceptionTls implements AutoCloseable {
             ApplicationProtocolNames.HTTP_1_1);
 
     /**
-     * BoringSSL (netty-tcnative) when it loads — native AES-GCM, several times cheaper per byte than the
-     * JDK 17 provider's GHASH on direct buffers — and the JDK provider otherwise. Trust decisions are the
-     * same either way: both call {@link PinningTrustManager}.
+     * Returns the provider for a server starting now: BoringSSL (netty-tcnative) when it loads — native
+     * AES-GCM, several times cheaper per byte than the JDK 17 provider's GHASH on direct buffers — and
+     * the JDK provider otherwise. Trust decisions are the same either way: both call
+     * {@link PinningTrustManager}. {@link #PROVIDER_PROPERTY} overrides the choice.
+     *
+     * @throws IllegalStateException when {@code openssl} is asked for and BoringSSL does not load
+     * @throws IllegalArgumentException when the property names no provider
      */
-    static final SslProvider PROVIDER = io.netty.handler.ssl.OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+    static SslProvider chooseProvider() {
+        String asked = System.getProperty(PROVIDER_PROPERTY,
+                System.getenv().getOrDefault("SLUICE_TLS_PROVIDER", "auto")).trim().toLowerCase(java.util.Locale.ROOT);
+        switch (asked) {
+            case "auto":
+                return OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+            case "openssl":
+                if (!OpenSsl.isAvailable()) {
+                    throw new IllegalStateException(PROVIDER_PROPERTY + "=openssl, but BoringSSL (netty-tcnative) "
+                            + "did not load: " + OpenSsl.unavailabilityCause());
+                }
+                return SslProvider.OPENSSL;
+            case "jdk":
+                return SslProvider.JDK;
+            default:
+                throw new IllegalArgumentException(PROVIDER_PROPERTY + ": " + asked + " (expected: auto, openssl or jdk)");
+        }
+    }
+
+    /**
+     * The system property ({@code -Dsluice.tls.provider}, or the environment variable
+     * {@code SLUICE_TLS_PROVIDER}) that picks the provider: {@code auto} (default), {@code openssl}
+     * (refuses to start when BoringSSL does not load) or {@code jdk}. Read once per server start.
+     */
+    public static final String PROVIDER_PROPERTY = "sluice.tls.provider";
+
+    /**
+     * The peer port given to upstream engines: none. The port is only a hint for session reuse
+     * ({@link javax.net.ssl.SSLContext#createSSLEngine(String, int)}); SNI, hostname verification and
+     * pins use the host.
+     */
+    private static final int NO_PORT = -1;
 
     private final LocalCa ca;
     private final LeafCache leaves;
     private final ExecutorService issuers;
     private final AsyncLoadingCache<String, SslContext> serverContexts;
     private final SslContext upstreamContext;
+    private final SslProvider provider;
 
-    private InterceptionTls(LocalCa ca, LeafCache leaves, ExecutorService issuers, SslContext upstreamContext) {
+    private InterceptionTls(LocalCa ca, LeafCache leaves, ExecutorService issuers, SslContext upstreamContext,
+                            SslProvider provider) {
+        this.provider = provider;
         this.ca = ca;
         this.leaves = leaves;
         this.issuers = issuers;
@@ -90,7 +139,7 @@ public final class InterceptionTls implements AutoCloseable {
                 .maximumSize(LeafCache.DEFAULT_MAXIMUM_SIZE)
                 .expireAfterWrite(LeafCache.DEFAULT_EXPIRE_AFTER_WRITE)
                 .executor(issuers)
-                .buildAsync((host, executor) -> leaves.leafFor(host, executor).thenApply(InterceptionTls::serverContext));
+                .buildAsync((host, executor) -> leaves.leafFor(host, executor).thenApply(this::serverContext));
     }
 
     /**
@@ -114,18 +163,23 @@ public final class InterceptionTls implements AutoCloseable {
                         check.mode().name().toLowerCase(java.util.Locale.ROOT), check.chainPins(), check.expectedPins());
             }
         });
+        SslProvider provider = chooseProvider();
         SslContext upstream = SslContextBuilder.forClient()
-                .sslProvider(PROVIDER)
-                .trustManager(trustManager)
+                .sslProvider(provider)
+                .trustManager(new ResumableTrust(trustManager))
                 .applicationProtocolConfig(HTTP_1_1_ONLY)
                 .build();
+        if (upstream.sessionContext() instanceof OpenSslSessionContext sessions) {
+            // No upstream session resumption: every upstream handshake is a full one, validated now.
+            sessions.setSessionCacheEnabled(false);
+        }
         AtomicInteger n = new AtomicInteger();
         ExecutorService issuers = Executors.newFixedThreadPool(ISSUER_THREADS, r -> {
             Thread t = new Thread(r, "sluice-tls-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream);
+        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream, provider);
     }
 
     private static PinPolicy pinPolicy(Optional<InspectedHost> inspected) {
@@ -154,10 +208,10 @@ public final class InterceptionTls implements AutoCloseable {
         return certificates;
     }
 
-    private static SslContext serverContext(IssuedLeaf leaf) {
+    private SslContext serverContext(IssuedLeaf leaf) {
         try {
             return SslContextBuilder.forServer(leaf.key(), leaf.chain())
-                    .sslProvider(PROVIDER)
+                    .sslProvider(provider)
                     .applicationProtocolConfig(HTTP_1_1_ONLY)
                     .build();
         } catch (SSLException e) {
@@ -179,12 +233,25 @@ public final class InterceptionTls implements AutoCloseable {
     }
 
     /**
-     * Returns a client TLS handler for {@code host:port} whose handshake tasks — chain validation and
-     * the TOFU pin store's file reads and writes — run on this object's executor, off the event loop.
+     * Adds upstream TLS for {@code host:port} to {@code pipeline} ({@link UpstreamTls}): the client
+     * {@link SslHandler}, whose handshake tasks — chain validation and the TOFU pin store's file reads
+     * and writes — run on this object's executor, off the event loop, then {@link HoldUntilHandshake}.
      */
-    public io.netty.handler.ssl.SslHandler newUpstreamHandler(io.netty.buffer.ByteBufAllocator alloc, String host,
-                                                              int port) {
-        return upstreamContext.newHandler(alloc, host, port, issuers);
+    public void installUpstream(ChannelPipeline pipeline, String host, int port) {
+        // No peer port: the JDK provider looks sessions up by host and port, and keeps none for a port of
+        // -1, so no upstream session is ever resumed (BoringSSL's cache is off, see start()).
+        install(pipeline, upstreamContext.newHandler(pipeline.channel().alloc(), host, NO_PORT, issuers));
+    }
+
+    /** Adds {@code tls} and the write hold behind it to the end of {@code pipeline}. */
+    static void install(ChannelPipeline pipeline, SslHandler tls) {
+        pipeline.addLast("tls", tls);
+        pipeline.addLast("tls-hold", new HoldUntilHandshake());
+    }
+
+    /** Returns the TLS provider both sides of interception use (chosen at start). */
+    public SslProvider provider() {
+        return provider;
     }
 
     /** Returns the local CA. */

@@ -59,6 +59,13 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ForwardRequest request) {
             onRequest(ctx, request);
+        } else if (msg instanceof ExchangeControl.ClientClosedMidBody) {
+            // The body will never end: forget its scan state, and let the forwarder end the exchange.
+            current = null;
+            redactor = null;
+            decoder = null;
+            dropping = false;
+            ctx.fireChannelRead(msg);
         } else if (msg instanceof HttpContent content) {
             onContent(ctx, content);
         } else {

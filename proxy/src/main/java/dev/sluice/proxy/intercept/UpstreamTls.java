@@ -1,15 +1,18 @@
 package dev.sluice.proxy.intercept;
 
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.handler.ssl.SslHandler;
+import io.netty.channel.ChannelPipeline;
 
 /**
- * Makes the TLS handler of an upstream connection to an inspected host (client mode, SNI and the peer
- * host set, so that hostname verification and pins apply to {@code host}).
+ * Adds TLS to an upstream connection to an inspected host: client mode, SNI and the peer host set,
+ * so that hostname verification and pins apply to {@code host}.
  */
 @FunctionalInterface
 public interface UpstreamTls {
 
-    /** Returns a new client-mode handler for {@code host:port}. */
-    SslHandler newHandler(ByteBufAllocator alloc, String host, int port);
+    /**
+     * Adds the TLS handlers for {@code host:port} at the end of {@code pipeline}: {@code "tls"} (the
+     * {@link io.netty.handler.ssl.SslHandler}) and behind it handlers that hold writes until the
+     * handshake, trust decision included, has succeeded. Add the HTTP codec after them.
+     */
+    void install(ChannelPipeline pipeline, String host, int port);
 }

@@ -162,6 +162,19 @@ class TransparentListenerTest {
     }
 
     @Test
+    void anUpgradeOnPlainHttpIsRefusedBeforeAnythingIsDialled() throws Exception {
+        // Allowed by name; without the refusal it would be dialled (and, connected directly, be a self-loop).
+        Sent sent = send(("GET /ws HTTP/1.1\r\nHost: origin.test\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        assertThat(sent.answer).startsWith("HTTP/1.1 501").contains("sluice: upgrade_not_supported");
+        JsonNode record = awaitRecord(r -> r.get("client.port") != null && r.get("client.port").asInt() == sent.port);
+        assertThat(text(record, "listener")).isEqualTo("transparent");
+        assertThat(text(record, "reason")).isEqualTo("upgrade_not_supported");
+        assertThat(record.get("http.response.status_code").asInt()).isEqualTo(501);
+    }
+
+    @Test
     void dnsAnswers() throws Exception {
         byte[] loopback = InetAddress.getByName("127.0.0.1").getAddress();
         DnsAnswer exact = query("origin.test", 1);
