@@ -179,10 +179,18 @@ final class InspectedBody {
      * forwarder does not know the exchange), writes its audit record. Releases what is held.
      */
     void abandon() {
+        abandon("downstream closed before the request body ended");
+    }
+
+    /**
+     * As {@link #abandon()}, with {@code error} on the record (e.g. {@code client_closed_mid_body} when the
+     * client half-closed before the body ended).
+     */
+    void abandon(String error) {
         if (!headSent) {
             headSent = true;
             record();
-            request.audit().error("downstream closed before the request body ended").emit();
+            request.audit().error(error).emit();
         }
         release();
     }

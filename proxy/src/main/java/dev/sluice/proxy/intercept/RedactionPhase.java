@@ -59,11 +59,13 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ForwardRequest request) {
             onRequest(ctx, request);
-        } else if (msg instanceof ExchangeControl.ClientClosedMidBody) {
-            // The body will never end: forget its scan state, and let the forwarder end the exchange.
-            current = null;
-            redactor = null;
-            decoder = null;
+        } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
+            // The body will never end: a body still held whole (its head never went on) is recorded
+            // here and released; then the forwarder ends the exchange and closes the connection.
+            if (body != null) {
+                body.abandon(closed.error());
+                body = null;
+            }
             dropping = false;
             ctx.fireChannelRead(msg);
         } else if (msg instanceof HttpContent content) {
