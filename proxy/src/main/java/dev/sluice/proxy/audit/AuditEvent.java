@@ -257,6 +257,16 @@ public final class AuditEvent {
         return error(message == null || message.isBlank() ? name : name + ": " + message);
     }
 
+    /** Returns the extension set so far, or null (for a refusal's JSON body). */
+    public String extensionOrNull() {
+        return extension;
+    }
+
+    /** Returns the {@code server.address} set so far, or null (for a refusal's JSON body). */
+    public String serverAddressOrNull() {
+        return serverAddress;
+    }
+
     /** Returns the error recorded so far, or null when there is none. */
     public String errorOrNull() {
         return error;

@@ -362,7 +362,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
             // the CONNECT header), untouched.
             ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit,
-                    context.traffic(policy, extension.get(), decision), extension.get().name(), LISTENER));
+                    context.traffic(policy, extension.get(), decision), extension.get().name(), LISTENER,
+                    request.headers().get(HttpHeaderNames.ACCEPT)));
             ctx.pipeline().remove(ExplicitChannelInitializer.DECODER);
             return;
         }
@@ -472,7 +473,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
                 || request.decoderResult().isFailure();
         String text = decision.reasonText();
-        FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close);
+        FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close,
+                Answers.Refused.of(audit, decision.ruleId(), request.headers().get(HttpHeaderNames.ACCEPT)));
         audit.decision(decision.verdict().label())
                 .reason(decision.reason().label())
                 .rule(decision.ruleId())
