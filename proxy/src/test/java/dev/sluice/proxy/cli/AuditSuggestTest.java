@@ -171,6 +171,7 @@ class AuditSuggestTest {
         Files.writeString(policyFile, policy("enforce", "include: [suggested.yaml]\n"));
         Run check = sluiceCli("check", policyFile.toString());
         assertThat(check.code()).as(check.out() + check.err()).isZero();
+        assertThat(check.out()).contains(": ok (1 extensions, 1 fragment, sha256 ", "  includes " + overlay);
         Policy merged = PolicyLoader.load(policyFile);
         Extension agent = merged.extension("agent").orElseThrow();
 
@@ -220,6 +221,17 @@ class AuditSuggestTest {
 
     private static Verdict visible(Policy policy, Extension ext, String host, int port, String method, String path) {
         return Decider.decide(policy, ext, new Target(host, port, null), new RequestInfo(method, path)).verdict();
+    }
+
+    @Test
+    void checkNamesTheFragmentAndLineOfAnError() throws Exception {
+        Path fragment = work.resolve("overlay.yaml");
+        Files.writeString(fragment, "extensions:\n  agent:\n    allow:\n      - host: \"*.\"\n");
+        Path policyFile = work.resolve("policy.yaml");
+        Files.writeString(policyFile, "version: 1\nextensions:\n  agent: {}\ninclude: [overlay.yaml]\n");
+        Run check = sluiceCli("check", policyFile.toString());
+        assertThat(check.code()).isEqualTo(1);
+        assertThat(check.out()).startsWith(fragment + ":4:").contains("overlay.yaml:extensions.agent.allow[0].host", "(expected:");
     }
 
     @Test

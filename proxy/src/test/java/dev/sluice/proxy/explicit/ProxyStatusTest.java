@@ -179,6 +179,22 @@ class ProxyStatusTest {
     }
 
     @Test
+    void aRefusedConnectAnswersJsonToo() throws Exception {
+        String auth = java.util.Base64.getEncoder().encodeToString(("a:" + TOKEN_A).getBytes(StandardCharsets.UTF_8));
+        try (dev.sluice.proxy.testing.RawHttp raw = new dev.sluice.proxy.testing.RawHttp(sluice.address(), 10_000)) {
+            dev.sluice.proxy.testing.RawHttp.Response r = raw.send("CONNECT unlisted.test:443 HTTP/1.1\r\n"
+                    + "Host: unlisted.test:443\r\nAccept: application/json\r\nProxy-Authorization: Basic " + auth
+                    + "\r\n\r\n").read();
+            assertThat(r.status()).isEqualTo(403);
+            assertThat(r.header("Proxy-Status")).isEqualTo("sluice; error=http_request_denied; details=\"not_allowlisted\"");
+            JsonNode body = JSON.readTree(r.body());
+            assertThat(body.get("error").asText()).isEqualTo("not_allowlisted");
+            assertThat(body.get("host").asText()).isEqualTo("unlisted.test");
+            assertThat(body.get("extension").asText()).isEqualTo("a");
+        }
+    }
+
+    @Test
     void pythonRequestsSeesTheFieldAndTheJsonBody() throws Exception {
         Process probe = new ProcessBuilder("python3", "-c", "import requests").redirectErrorStream(true).start();
         boolean done = probe.waitFor(30, TimeUnit.SECONDS);
