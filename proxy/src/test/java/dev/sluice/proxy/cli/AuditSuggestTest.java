@@ -235,6 +235,40 @@ class AuditSuggestTest {
     }
 
     @Test
+    void anInterceptedTunnelGetsTheRulesOfTheRequestsInsideNotAnOpenTunnel() throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        PolicySuggester suggester = new PolicySuggester(3);
+        suggester.add(json.readTree("{\"extension\":\"agent\",\"http.request.method\":\"CONNECT\","
+                + "\"server.address\":\"llm.test\",\"server.port\":443,\"tls.mode\":\"intercept\","
+                + "\"decision\":\"would_deny\",\"reason\":\"not_allowlisted\"}"));
+        suggester.add(json.readTree("{\"extension\":\"agent\",\"http.request.method\":\"POST\","
+                + "\"server.address\":\"llm.test\",\"server.port\":443,\"tls.mode\":\"intercept\","
+                + "\"url.path\":\"/v1/messages\",\"decision\":\"would_deny\",\"reason\":\"not_allowlisted\"}"));
+        // Refusals no rule can lift, and records without an extension, are never learned from.
+        suggester.add(json.readTree("{\"extension\":\"agent\",\"server.address\":\"evil.test\",\"server.port\":80,"
+                + "\"decision\":\"deny\",\"reason\":\"denied_by_rule\"}"));
+        suggester.add(json.readTree("{\"extension\":\"agent\",\"server.address\":\"x.test\",\"server.port\":80,"
+                + "\"decision\":\"deny\",\"reason\":\"malformed_request\"}"));
+        suggester.add(json.readTree("{\"server.address\":\"y.test\",\"server.port\":80,"
+                + "\"decision\":\"deny\",\"reason\":\"unknown_extension\"}"));
+        String yaml = PolicySuggester.toYaml(suggester.result(), "test");
+        assertThat(yaml).contains("      - host: \"llm.test\"\n        ports: [443]\n        methods: [\"POST\"]\n"
+                + "        paths: [\"/v1/messages\"]\n");
+        assertThat(yaml).doesNotContain("evil.test", "x.test", "y.test");
+        assertThat(yaml).contains("denied_by_rule=1", "malformed_request=1", "unknown_extension=1");
+        Files.writeString(work.resolve("s.yaml"), yaml);
+        Path policyFile = work.resolve("p.yaml");
+        Files.writeString(policyFile, "version: 1\nextensions:\n  agent: {}\ninspect:\n  llm.test: { pins: tofu }\n"
+                + "include: [s.yaml]\n");
+        Policy merged = PolicyLoader.load(policyFile);
+        Extension agent = merged.extension("agent").orElseThrow();
+        // The intercepted tunnel opens (its requests are decided one by one), a blind tunnel would not.
+        assertThat(Decider.decideTunnel(merged, agent, new Target("llm.test", 443, null)).verdict()).isEqualTo(Verdict.ALLOW);
+        assertThat(visible(merged, agent, "llm.test", 443, "POST", "/v1/messages")).isEqualTo(Verdict.ALLOW);
+        assertThat(visible(merged, agent, "llm.test", 443, "GET", "/v1/files")).isEqualTo(Verdict.DENY);
+    }
+
+    @Test
     void idLikeSegmentsCollapseAndNamesDoNot() {
         assertThat(PolicySuggester.pathGlob("/v1/users/12345/repos?page=***")).isEqualTo("/v1/users/*/repos");
         assertThat(PolicySuggester.pathGlob("/objects/0123456789abcdef0123")).isEqualTo("/objects/*");
