@@ -47,6 +47,9 @@ import java.util.TreeMap;
  * @param durationMs duration in milliseconds, {@code >= 0}
  * @param redactions detector id to count; null or empty is omitted; copied, unmodifiable, sorted by id
  * @param pin {@code ok}, {@code mismatch}, {@code recorded} or {@code none}; nullable
+ * @param approval {@code granted}, {@code denied} or {@code timeout} when the request was held; nullable
+ * @param approvalBy who answered; nullable
+ * @param approvalScope the scope granted; nullable
  * @param error short one-line error; nullable
  */
 public record AuditRecord(
@@ -73,6 +76,9 @@ public record AuditRecord(
         long durationMs,
         Map<String, Long> redactions,
         String pin,
+        String approval,
+        String approvalBy,
+        String approvalScope,
         String error) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
@@ -99,6 +105,17 @@ public record AuditRecord(
         redactions = redactions == null || redactions.isEmpty()
                 ? null
                 : Collections.unmodifiableMap(new TreeMap<>(redactions));
+    }
+
+    /** A record of a request that was not held for approval. */
+    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
+                       String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
+                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
+                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
+                       Map<String, Long> redactions, String pin, String error) {
+        this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
+                serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
+                bytesReceived, durationMs, redactions, pin, null, null, null, error);
     }
 
     /** Formats an instant as RFC 3339 UTC with milliseconds, e.g. {@code 2026-11-30T09:31:02.123Z}. */
@@ -152,6 +169,9 @@ public record AuditRecord(
             out.writeEndObject();
         }
         string(out, AuditFields.PIN, pin);
+        string(out, AuditFields.APPROVAL, approval);
+        string(out, AuditFields.APPROVAL_BY, approvalBy);
+        string(out, AuditFields.APPROVAL_SCOPE, approvalScope);
         string(out, AuditFields.ERROR, error);
         string(out, AuditFields.PREV_HASH, prevHash);
         out.writeEndObject();

@@ -79,6 +79,7 @@ public final class SluiceServer implements AutoCloseable {
     private boolean closed;
 
     private final InterceptionTls interception;
+    private final dev.sluice.proxy.approval.Approvals approvals;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads)
             throws Exception {
@@ -94,8 +95,14 @@ public final class SluiceServer implements AutoCloseable {
         this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
                 transport.ioHandlerFactory());
         this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
+        PolicyReloader reloads = reloader;
+        this.approvals = new dev.sluice.proxy.approval.Approvals(() -> {
+            if (reloads != null) {
+                reloads.reload();
+            }
+        });
         this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, auditLog), dialer, clock,
-                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock));
+                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -296,6 +303,7 @@ public final class SluiceServer implements AutoCloseable {
         if (reloader != null) {
             reloader.close();
         }
+        approvals.close();
         for (Channel listener : listeners) {
             listener.close().awaitUninterruptibly();
         }

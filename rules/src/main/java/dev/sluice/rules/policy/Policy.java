@@ -27,11 +27,12 @@ import java.util.Optional;
  * @param redaction the {@code redaction} section (defaults when absent: redact with every built-in detector)
  * @param includes the fragments merged in ({@code include}, recursively), absolute, in the order read;
  *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
+ * @param approvals the {@code approvals} section, or null when requests that miss are simply refused
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
-                     List<Path> includes) {
+                     List<Path> includes, ApprovalSettings approvals) {
 
     public Policy {
         includes = List.copyOf(includes);
@@ -45,7 +46,7 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
                   ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                   Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
         this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
-                List.of());
+                List.of(), null);
     }
 
     /**

@@ -65,7 +65,8 @@ public final class PolicyLoader {
     public static final String EMBEDDED_SOURCE = "embedded:default-policy.yaml";
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
-            "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "include");
+            "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "include", "approvals");
+    private static final Set<String> APPROVAL_KEYS = orderedSet("backend", "timeout", "scopes", "overlay");
     /** What a fragment named by {@code include} may contain (docs/policy.md "include"). */
     private static final Set<String> FRAGMENT_KEYS = orderedSet("include", "groups", "extensions");
     private static final Set<String> FRAGMENT_EXTENSION_KEYS = orderedSet("allow", "groups");
@@ -305,6 +306,7 @@ public final class PolicyLoader {
             Map<String, Extension> merged = new LinkedHashMap<>(extensions);
             Path self = file == null ? null : file.toAbsolutePath().normalize();
             includes(value(top, "include"), groups, merged, self == null ? List.of() : List.of(self));
+            ApprovalSettings approvals = approvals(value(top, "approvals"));
             if (!errors.isEmpty()) {
                 return null;
             }
@@ -316,7 +318,83 @@ public final class PolicyLoader {
                 sha256Hex = PolicyLoader.sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
             }
             return new Policy(mode, merged, globalDeny, network, listen, limits, audit, source, sha256Hex,
-                    inspect, tls, redaction, included);
+                    inspect, tls, redaction, included, approvals);
+        }
+
+        // ---- approvals ----
+
+        /** Reads {@code approvals} (after {@code include}: the overlay must be one of the fragments). */
+        ApprovalSettings approvals(Node node) {
+            if (node == null || isNull(node)) {
+                return null;
+            }
+            MapNode m = map(node, "approvals");
+            if (m == null) {
+                return null;
+            }
+            checkKeys(m, "approvals.", APPROVAL_KEYS, Set.of());
+            java.net.URI webhook = null;
+            Node b = value(m, "backend");
+            if (b == null) {
+                error(m.loc(), "approvals.backend: missing (expected: an http:// or https:// webhook URL)");
+            } else {
+                String text = string(b, "approvals.backend");
+                if (text != null && text.equals("admin")) {
+                    error(b.loc(), "approvals.backend: admin: not supported by this build yet (expected: an http:// or "
+                            + "https:// webhook URL)");
+                } else if (text != null) {
+                    try {
+                        webhook = new java.net.URI(text);
+                        if (webhook.getScheme() == null || !Set.of("http", "https").contains(webhook.getScheme())
+                                || webhook.getHost() == null) {
+                            throw new java.net.URISyntaxException(text, "not http(s)");
+                        }
+                    } catch (java.net.URISyntaxException e) {
+                        error(b.loc(), "approvals.backend: " + text + " (expected: an http:// or https:// webhook URL)");
+                        webhook = null;
+                    }
+                }
+            }
+            Duration timeout = duration(value(m, "timeout"), "approvals.timeout", ApprovalSettings.DEFAULT_TIMEOUT);
+            Node t = value(m, "timeout");
+            if (t != null && timeout != null && (timeout.isZero() || timeout.compareTo(ApprovalSettings.MAX_TIMEOUT) > 0)) {
+                error(t.loc(), "approvals.timeout: " + scalarText(t) + " (expected: more than 0, at most 5m)");
+            }
+            Set<String> scopes = new LinkedHashSet<>();
+            Node sc = value(m, "scopes");
+            if (sc == null || isNull(sc)) {
+                scopes.add("once");
+            } else {
+                ListNode list = list(sc, "approvals.scopes");
+                if (list != null) {
+                    for (int i = 0; i < list.items().size(); i++) {
+                        String scope = string(list.items().get(i), "approvals.scopes[" + i + "]");
+                        if (scope != null && !ApprovalSettings.ALL_SCOPES.contains(scope)) {
+                            error(list.items().get(i).loc(), "approvals.scopes[" + i + "]: " + scope
+                                    + " (expected: once, session or always)");
+                        } else if (scope != null && !scopes.add(scope)) {
+                            error(list.items().get(i).loc(), "approvals.scopes[" + i + "]: " + scope + " listed twice");
+                        }
+                    }
+                }
+            }
+            Path overlay = null;
+            Node o = value(m, "overlay");
+            if (o != null) {
+                String text = string(o, "approvals.overlay");
+                if (text != null) {
+                    Path base = file == null ? Path.of("").toAbsolutePath() : file.toAbsolutePath().getParent();
+                    overlay = base.resolve(text).normalize();
+                    if (!included.contains(overlay)) {
+                        error(o.loc(), "approvals.overlay: " + text + " is not in include (expected: a fragment the "
+                                + "policy includes, so that the rules approved with scope always load)");
+                    }
+                }
+            } else if (scopes.contains("always")) {
+                error(m.loc(), "approvals.overlay: missing (expected: the fragment that scope always writes to, "
+                        + "listed under include)");
+            }
+            return webhook == null ? null : new ApprovalSettings(webhook, timeout, scopes, overlay);
         }
 
         // ---- include ----
@@ -392,6 +470,9 @@ public final class PolicyLoader {
                 child.includedSha = includedSha;
                 List<YamlTree.Problem> problems = new ArrayList<>();
                 Node root = YamlTree.read(text, problems);
+                if (root == null && problems.size() == 1 && problems.get(0).message().startsWith("empty document")) {
+                    continue; // an empty fragment (or one of comments only) adds nothing
+                }
                 for (YamlTree.Problem p : problems) {
                     errors.add(new PolicyError(child.source, p.loc().line(), p.loc().column(), p.message()));
                 }
