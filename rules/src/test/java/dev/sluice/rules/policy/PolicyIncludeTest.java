@@ -162,4 +162,35 @@ class PolicyIncludeTest {
         assertThat(errors(write("loop.yaml", MAIN.formatted("include: [loop.yaml]")))).singleElement().asString()
                 .contains("cycle: loop.yaml -> loop.yaml");
     }
+
+    @Test
+    void approvalsAreValidatedAndTheirOverlayMustBeIncluded() throws Exception {
+        write("approved.yaml", "");
+        Policy ok = PolicyLoader.load(main("""
+                include: [approved.yaml]
+                approvals:
+                  backend: http://127.0.0.1:9/approve
+                  timeout: 10s
+                  scopes: [once, always]
+                  overlay: approved.yaml"""));
+        assertThat(ok.approvals().webhook().toString()).isEqualTo("http://127.0.0.1:9/approve");
+        assertThat(ok.approvals().timeout()).hasSeconds(10);
+        assertThat(ok.approvals().scopes()).containsExactlyInAnyOrder("once", "always");
+        assertThat(ok.approvals().overlay()).isEqualTo(dir.resolve("approved.yaml"));
+        Path bad = main("""
+                approvals:
+                  backend: admin
+                  timeout: 10m
+                  scopes: [once, forever]
+                  overlay: approved.yaml""");
+        assertThat(errors(bad)).containsExactly(
+                bad + ":13:12: approvals.backend: admin: not supported by this build yet (expected: an http:// or "
+                        + "https:// webhook URL)",
+                bad + ":14:12: approvals.timeout: 10m (expected: more than 0, at most 5m)",
+                bad + ":15:18: approvals.scopes[1]: forever (expected: once, session or always)",
+                bad + ":16:12: approvals.overlay: approved.yaml is not in include (expected: a fragment the policy "
+                        + "includes, so that the rules approved with scope always load)");
+        Path noOverlay = main("approvals: {backend: \"https://approve.example.org/q\", scopes: [always]}");
+        assertThat(errors(noOverlay)).singleElement().asString().contains("approvals.overlay: missing");
+    }
 }
