@@ -169,8 +169,9 @@ public final class Answers {
         String ext = extension == null ? "NAME" : extension;
         return switch (reason) {
             case NOT_ALLOWLISTED, PORT_NOT_ALLOWED, METHOD_NOT_ALLOWED, PATH_NOT_ALLOWED -> "This destination is not in "
-                    + "the allowlist of extension " + ext + ". Ask the operator to allow it: `sluice audit suggest "
-                    + "--extension " + ext + "` proposes the narrowest rule from the audit log (quote the event_id).";
+                    + "the allowlist of extension " + ext + ". Ask the operator to allow it (an approval, or a rule: "
+                    + "`sluice audit suggest --extension " + ext + "` proposes the narrowest one from the audit log; "
+                    + "quote the event_id).";
             case DENIED_BY_RULE -> "A deny rule of the policy refuses this destination; no allow rule can lift it. "
                     + "Ask the operator if it should be reachable.";
             case ADDRESS_CLASS -> "The destination is (or resolves to) an address Sluice never lets extensions reach "
