@@ -1,5 +1,6 @@
 package dev.sluice.hosts;
 
+import org.jspecify.annotations.Nullable;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -20,7 +21,7 @@ import java.util.Objects;
  * @param kind which of the three forms
  * @param address the 4 or 16 address bytes for an IP literal, {@code null} for a DNS name
  */
-public record CanonicalHost(String text, Kind kind, byte[] address) {
+public record CanonicalHost(String text, Kind kind, byte @Nullable [] address) {
 
     /** The three forms of a host. */
     public enum Kind {
@@ -63,7 +64,7 @@ public record CanonicalHost(String text, Kind kind, byte[] address) {
 
     /** Returns the address bytes (a copy) of an IP literal; a DNS name has none. */
     @Override
-    public byte[] address() {
+    public byte @Nullable [] address() {
         return address == null ? null : address.clone();
     }
 
@@ -73,7 +74,7 @@ public record CanonicalHost(String text, Kind kind, byte[] address) {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof CanonicalHost && ((CanonicalHost) o).text.equals(text);
     }
 

@@ -1,5 +1,6 @@
 package dev.sluice.hosts;
 
+import org.jspecify.annotations.Nullable;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -101,7 +102,7 @@ public final class IpAddresses {
      *
      * @return the 4 bytes, or null
      */
-    public static byte[] parseDottedQuad(String text) {
+    public static byte @Nullable [] parseDottedQuad(String text) {
         byte[] out = new byte[4];
         int part = 0;
         int i = 0;
@@ -136,7 +137,7 @@ public final class IpAddresses {
      *
      * @return the 16 bytes, or null
      */
-    public static byte[] parseIpv6(String text) {
+    public static byte @Nullable [] parseIpv6(String text) {
         int len = text.length();
         if (len < 2 || len > 45) {
             return null;
@@ -325,7 +326,7 @@ public final class IpAddresses {
      * Returns the IPv4 address an address denotes for comparisons: the address itself when IPv4, the
      * embedded address of an IPv4-mapped IPv6 address; null for any other IPv6 address.
      */
-    public static Inet4Address v4View(InetAddress address) {
+    public static @Nullable Inet4Address v4View(InetAddress address) {
         if (address instanceof Inet4Address) {
             return (Inet4Address) address;
         }
@@ -354,7 +355,7 @@ public final class IpAddresses {
      *
      * @return the address, or null
      */
-    public static InetAddress parseStrict(String text) {
+    public static @Nullable InetAddress parseStrict(String text) {
         if (text.startsWith("[") && text.endsWith("]")) {
             byte[] v6 = parseIpv6(text.substring(1, text.length() - 1));
             return v6 == null ? null : inet6(v6);

@@ -1,25 +1,28 @@
 package dev.sluice.proxy.forward;
 
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.exchange.ExchangeControl;
+
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
-import dev.sluice.proxy.explicit.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeSequencer;
+import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.certs.PinMismatchException;
-import dev.sluice.proxy.intercept.InterceptionTls;
-import dev.sluice.proxy.intercept.UpstreamTls;
-import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.proxy.tls.InterceptionTls;
+import dev.sluice.proxy.tls.UpstreamTls;
+import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.rules.target.Target;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import javax.net.ssl.SSLException;
-import dev.sluice.proxy.server.Draining;
+import dev.sluice.proxy.core.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.Policy;
@@ -74,7 +77,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(HttpForwarder.class);
 
     /** Rule id of refusals caused by what the origin answered. */
-    static final String RULE_UPSTREAM = "network.upstream";
+    static final String RULE_UPSTREAM = BuiltinRules.UPSTREAM;
 
     /** Largest response header block accepted from an origin, in bytes. */
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
@@ -227,7 +230,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!f.isSuccess()) {
             Throwable cause = f.cause();
             Decision denial = cause instanceof DialFailure failure
-                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
             releasePending();
             refuse(denial, cause instanceof DialFailure ? cause.getMessage() : "connect failed");
             return;
@@ -421,9 +424,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExplicitRequestHandler.class);
+        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
-            ((ExplicitRequestHandler) requestPhase.handler()).exchangeComplete(requestPhase);
+            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
         }
     }
 
@@ -472,9 +475,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExplicitRequestHandler.class);
+        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
-            ((ExplicitRequestHandler) requestPhase.handler()).exchangeComplete(requestPhase);
+            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
         }
     }
 
@@ -496,14 +499,14 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     /** Maps an upstream failure to the reason the client is told: a pin, TLS, or anything else. */
     private static Decision failureDecision(Throwable cause) {
         if (cause != null && PinMismatchException.find(cause).isPresent()) {
-            return Decision.deny(Reason.PIN_MISMATCH, "inspect.pins");
+            return Decision.deny(Reason.PIN_MISMATCH, BuiltinRules.PINS);
         }
         for (Throwable t = cause; t != null; t = t.getCause()) {
             if (t instanceof SSLException) {
-                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, "network.tls");
+                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, BuiltinRules.UPSTREAM_TLS);
             }
         }
-        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream");
+        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM);
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {

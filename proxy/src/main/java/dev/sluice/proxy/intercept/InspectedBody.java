@@ -1,8 +1,9 @@
 package dev.sluice.proxy.intercept;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ForwardRequest;
-import dev.sluice.proxy.forward.ExchangeControl;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeControl;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.redact.BodyDecoding;
@@ -167,7 +168,7 @@ final class InspectedBody {
             }
             return Progress.MORE;
         } catch (BodyTooLargeException e) {
-            return fail(ctx, content, last, Decision.deny(Reason.BODY_TOO_LARGE, "limits.max_inspected_body"),
+            return fail(ctx, content, last, Decision.deny(Reason.BODY_TOO_LARGE, BuiltinRules.MAX_INSPECTED_BODY),
                     "body over " + e.limitBytes() + " bytes");
         } catch (BodyDecoding.MalformedBodyException e) {
             return fail(ctx, content, last, Decision.deny(e.reason(), "redaction.encoding"), e.getMessage());

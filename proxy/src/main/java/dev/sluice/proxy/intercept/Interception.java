@@ -1,13 +1,16 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.rules.decision.BuiltinRules;
+import dev.sluice.proxy.tls.InterceptionTls;
+
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.request.ExplicitRequestHandler;
 import dev.sluice.proxy.forward.HttpForwarder;
 import dev.sluice.proxy.metrics.TrafficMeter;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.InspectedHost;
 import dev.sluice.rules.policy.Policy;
@@ -19,8 +22,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SniHandler;
 import io.netty.handler.ssl.SslContext;
@@ -68,8 +69,7 @@ public final class Interception {
         tunnelAudit.tlsMode("intercept");
         counter.fallback(tunnelAudit, traffic);
         ChannelPipeline p = downstream.pipeline();
-        for (String name : List.of(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
-                ExplicitChannelInitializer.FORWARD)) {
+        for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.FORWARD)) {
             if (p.get(name) != null) {
                 p.remove(name);
             }
@@ -78,9 +78,7 @@ public final class Interception {
         HttpForwarder forwarder = new HttpForwarder(context,
                 tls::installUpstream);
         Gate gate = new Gate(tunnelAudit);
-        HttpDecoderConfig decoder = ExplicitChannelInitializer.decoderConfig(policy.limits());
-        String anchor = p.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null
-                ? ExplicitChannelInitializer.HEADER_DEADLINE : null;
+        String anchor = p.get(HttpPipeline.HEADER_DEADLINE) != null ? HttpPipeline.HEADER_DEADLINE : null;
         ChannelInboundHandlerAdapter peek = new Peek(tunnelAudit);
         SniHandler sni = new InterceptSni((String hostname, Promise<SslContext> promise) ->
                 mapSni(tls, target, hostname, gate, promise), gate, target.host());
@@ -91,12 +89,8 @@ public final class Interception {
         }
         p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
-        p.addAfter("gate", ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.newDecoder(decoder));
-        p.addAfter(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
-        p.addAfter(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
-                new ExplicitRequestHandler(context, front));
-        p.addAfter(ExplicitChannelInitializer.REQUEST, "redact", new RedactionPhase(inspected.redact()));
-        p.addAfter("redact", ExplicitChannelInitializer.FORWARD, forwarder);
+        HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
+                new RedactionPhase(inspected.redact()), forwarder);
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
@@ -207,7 +201,7 @@ public final class Interception {
             if (msg instanceof ByteBuf buf && buf.isReadable()) {
                 if (buf.getByte(buf.readerIndex()) != HANDSHAKE) {
                     ReferenceCountUtil.release(msg);
-                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule("inspect")
+                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule(BuiltinRules.INSPECT)
                             .error("not TLS in a tunnel to an inspected host");
                     ctx.close();
                     return;
@@ -256,7 +250,7 @@ public final class Interception {
         private void fail(ChannelHandlerContext ctx, Throwable cause) {
             Reason reason = refusal;
             if (reason != null) {
-                tunnelAudit.decision("deny").reason(reason.label()).rule("inspect");
+                tunnelAudit.decision("deny").reason(reason.label()).rule(BuiltinRules.INSPECT);
                 if (sni != null) {
                     tunnelAudit.tlsSni(sni.length() > 253 ? sni.substring(0, 253) : sni);
                 }

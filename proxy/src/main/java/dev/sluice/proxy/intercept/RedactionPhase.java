@@ -1,8 +1,9 @@
 package dev.sluice.proxy.intercept;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ForwardRequest;
-import dev.sluice.proxy.forward.ExchangeControl;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeControl;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.RedactionSettings;
@@ -126,7 +127,7 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         long cap = request.policy().limits().maxInspectedBodyBytes();
         long declared = HttpUtil.getContentLength(request.request(), -1L);
         if (coding == BodyDecoding.Coding.IDENTITY && declared > cap) {
-            refuse(ctx, request, Decision.deny(Reason.BODY_TOO_LARGE, "limits.max_inspected_body"),
+            refuse(ctx, request, Decision.deny(Reason.BODY_TOO_LARGE, BuiltinRules.MAX_INSPECTED_BODY),
                     "body over " + cap + " bytes");
             return;
         }

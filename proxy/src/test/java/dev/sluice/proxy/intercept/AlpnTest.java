@@ -1,5 +1,7 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.proxy.tls.InterceptionTls;
+
 import static com.github.tomakehurst.wiremock.client.WireMock.aResponse;
 import static com.github.tomakehurst.wiremock.client.WireMock.any;
 import static com.github.tomakehurst.wiremock.client.WireMock.anyUrl;

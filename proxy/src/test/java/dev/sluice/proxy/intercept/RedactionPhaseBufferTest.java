@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.audit.AuditRecord;
-import dev.sluice.proxy.explicit.ForwardRequest;
-import dev.sluice.proxy.forward.ExchangeControl;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeControl;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyLoader;
 import io.netty.buffer.ByteBuf;

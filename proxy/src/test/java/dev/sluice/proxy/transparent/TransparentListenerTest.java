@@ -1,5 +1,7 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.tls.ClientHelloParserTest;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

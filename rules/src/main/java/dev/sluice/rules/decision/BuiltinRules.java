@@ -16,6 +16,8 @@ public final class BuiltinRules {
     public static final String SELF = "network.self";
     /** DNS gave no answer ({@link Reason#DNS_FAILURE}). */
     public static final String DNS = "network.dns";
+    /** The DNS responder for transparent sandboxes: a query it does not answer ({@link Reason#DNS_NOT_ALLOWLISTED}). */
+    public static final String DNS_QUERY = "dns";
     /** The upstream connection could not be made or timed out. */
     public static final String CONNECT = "network.connect";
     /** The upstream answered something Sluice will not relay (a malformed head, an unasked-for 101). */

@@ -86,10 +86,34 @@ public final class PolicyLoader {
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
             "egress_budget_window");
-    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
+    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
+
+    /**
+     * Returns every mapping's accepted keys, by the heading of its table in docs/policy.md (for the test
+     * that keeps that table complete). Keys of nested mappings are written dotted ({@code auth.token_sha256}).
+     */
+    static java.util.Map<String, Set<String>> keyTables() {
+        java.util.Map<String, Set<String>> tables = new java.util.LinkedHashMap<>();
+        tables.put("Top level", TOP_KEYS);
+        Set<String> extension = new LinkedHashSet<>(EXTENSION_KEYS);
+        extension.remove("auth");
+        AUTH_KEYS.forEach(k -> extension.add("auth." + k));
+        tables.put("`extensions.<name>`", extension);
+        tables.put("Rules", RULE_KEYS);
+        tables.put("`network`", NETWORK_KEYS);
+        tables.put("`listen`", LISTEN_KEYS);
+        tables.put("`limits`", LIMITS_KEYS);
+        tables.put("`inspect`", INSPECT_KEYS);
+        tables.put("`tls`", TLS_KEYS);
+        tables.put("`audit`", AUDIT_KEYS);
+        Set<String> redaction = new LinkedHashSet<>(REDACTION_KEYS);
+        redaction.addAll(CUSTOM_DETECTOR_KEYS);
+        tables.put("`redaction`", redaction);
+        return tables;
+    }
 
     private static final Pattern CUSTOM_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final Pattern NAME = Pattern.compile(Extension.NAME_PATTERN);
     private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
     /** RFC 9110 section 5.6.2 token. */
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
@@ -841,7 +865,29 @@ public final class PolicyLoader {
                     Long.MAX_VALUE);
             long keepFiles = integer(value(m, "keep_files"), "audit.keep_files", d.keepFiles(), 1,
                     AuditSettings.MAX_KEEP_FILES);
-            return new AuditSettings(path, maxFileBytes, (int) keepFiles);
+            AuditSettings.Format format = d.format();
+            Node formatNode = value(m, "format");
+            if (formatNode != null) {
+                String f = string(formatNode, "audit.format");
+                if ("sluice".equals(f)) {
+                    format = AuditSettings.Format.SLUICE;
+                } else if ("ocsf".equals(f)) {
+                    format = AuditSettings.Format.OCSF;
+                } else if (f != null) {
+                    error(formatNode.loc(), "audit.format: " + f + " (expected: sluice or ocsf)");
+                }
+            }
+            boolean stdout = d.stdout();
+            Node stdoutNode = value(m, "stdout");
+            if (stdoutNode != null) {
+                if (stdoutNode instanceof ScalarNode scalar
+                        && (scalar.token() == JsonToken.VALUE_TRUE || scalar.token() == JsonToken.VALUE_FALSE)) {
+                    stdout = scalar.token() == JsonToken.VALUE_TRUE;
+                } else {
+                    error(stdoutNode.loc(), "audit.stdout: " + show(stdoutNode) + " (expected: true or false)");
+                }
+            }
+            return new AuditSettings(path, maxFileBytes, (int) keepFiles, format, stdout);
         }
 
         Map<String, InspectedHost> inspect(Node node) {
@@ -1549,7 +1595,7 @@ public final class PolicyLoader {
         } else if (!deny && !b.ports().isEmpty() && !Set.of(80, 443).containsAll(b.ports())) {
             return false;
         }
-        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.methods().containsAll(b.methods()))) {
+        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.effectiveMethods().containsAll(b.effectiveMethods()))) {
             return false;
         }
         return a.paths().isEmpty() || (!b.paths().isEmpty() && a.paths().containsAll(b.paths()));
