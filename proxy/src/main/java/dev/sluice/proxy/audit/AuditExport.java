@@ -334,6 +334,7 @@ public final class AuditExport implements AuditSink, Closeable {
         put(a, AuditFields.APPROVAL_BY, r.approvalBy());
         put(a, AuditFields.APPROVAL_SCOPE, r.approvalScope());
         put(a, AuditFields.ERROR, r.error());
+        put(a, AuditFields.ADDRESS_CLASS, r.addressClass());
         return a.build();
     }
 

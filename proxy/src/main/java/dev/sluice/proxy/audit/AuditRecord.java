@@ -47,10 +47,12 @@ import java.util.TreeMap;
  * @param durationMs duration in milliseconds, {@code >= 0}
  * @param redactions detector id to count; null or empty is omitted; copied, unmodifiable, sorted by id
  * @param pin {@code ok}, {@code mismatch}, {@code recorded} or {@code none}; nullable
+ * @param error short one-line error; nullable
+ * @param addressClass for an {@code address_class} denial, the class ({@code metadata}, {@code loopback}, ...);
+ *     nullable
  * @param approval {@code granted}, {@code denied} or {@code timeout} when the request was held; nullable
  * @param approvalBy who answered; nullable
  * @param approvalScope the scope granted; nullable
- * @param error short one-line error; nullable
  */
 public record AuditRecord(
         Instant time,
@@ -76,10 +78,11 @@ public record AuditRecord(
         long durationMs,
         Map<String, Long> redactions,
         String pin,
+        String error,
+        String addressClass,
         String approval,
         String approvalBy,
-        String approvalScope,
-        String error) {
+        String approvalScope) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
@@ -112,10 +115,10 @@ public record AuditRecord(
                        String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
                        String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
                        String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
-                       Map<String, Long> redactions, String pin, String error) {
+                       Map<String, Long> redactions, String pin, String error, String addressClass) {
         this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
                 serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
-                bytesReceived, durationMs, redactions, pin, null, null, null, error);
+                bytesReceived, durationMs, redactions, pin, error, addressClass, null, null, null);
     }
 
     /** Formats an instant as RFC 3339 UTC with milliseconds, e.g. {@code 2026-11-30T09:31:02.123Z}. */
@@ -155,6 +158,7 @@ public record AuditRecord(
         string(out, AuditFields.TLS_SNI, tlsSni);
         string(out, AuditFields.DECISION, decision);
         string(out, AuditFields.REASON, reason);
+        string(out, AuditFields.ADDRESS_CLASS, addressClass);
         string(out, AuditFields.RULE, rule);
         string(out, AuditFields.NETWORK_PEER_ADDRESS, peerAddress);
         number(out, AuditFields.HTTP_RESPONSE_STATUS_CODE, statusCode);

@@ -11,14 +11,12 @@ import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
-import dev.sluice.certs.PinMismatchException;
 import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.tls.UpstreamTls;
 import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.rules.target.Target;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
-import javax.net.ssl.SSLException;
 import dev.sluice.proxy.core.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
 import dev.sluice.proxy.core.ProxyContext;
@@ -37,7 +35,6 @@ import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
@@ -199,7 +196,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             Throwable failure = upstreamHandshakeFailure;
             upstreamHandshakeFailure = null;
             closeUpstream();
-            refuse(failureDecision(failure), "upstream TLS: " + failure.getClass().getSimpleName());
+            refuse(UpstreamFailures.classify(failure), "upstream TLS: " + failure.getClass().getSimpleName());
             return;
         }
         closeUpstream();
@@ -364,24 +361,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (current.responseScan() != null) {
             current.responseScan().onHead(response);
         }
-        upstreamKeepAlive = originKeepAlive;
         HttpVersion downstreamVersion = current.request().protocolVersion();
-        boolean bodyless = HttpMethod.HEAD.equals(current.request().method()) || code == 204 || code == 304;
-        boolean chunked = HttpUtil.isTransferEncodingChunked(response);
-        boolean lengthKnown = HttpUtil.isContentLengthSet(response);
-        if (!bodyless && !chunked && !lengthKnown) {
-            // Delimited by the origin closing: never reuse that connection.
-            upstreamKeepAlive = false;
-            if (downstreamVersion.equals(HttpVersion.HTTP_1_1)) {
-                HttpUtil.setTransferEncodingChunked(response, true);
-            } else {
-                closeDownstream = true;
-            }
-        } else if (chunked && downstreamVersion.equals(HttpVersion.HTTP_1_0)) {
-            // An HTTP/1.0 client cannot read chunked framing: send the body delimited by close.
+        ResponseFraming framing = ResponseFraming.of(downstreamVersion, current.request().method(), code,
+                HttpUtil.isTransferEncodingChunked(response), HttpUtil.isContentLengthSet(response), originKeepAlive);
+        upstreamKeepAlive = framing.upstreamReusable();
+        if (framing.chunk()) {
+            HttpUtil.setTransferEncodingChunked(response, true);
+        } else if (framing.unchunk()) {
             HttpUtil.setTransferEncodingChunked(response, false);
-            closeDownstream = true;
         }
+        closeDownstream |= framing.closeDownstream();
         response.setProtocolVersion(HttpVersion.HTTP_1_1);
         if (closeDownstream) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -454,7 +443,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         AuditEvent audit = request.audit();
         FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close,
                 Answers.Refused.of(audit, denial.ruleId(), request.request().headers().get(HttpHeaderNames.ACCEPT)));
-        audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
+        audit.decision(denial)
                 .statusCode(denial.reason().httpStatus());
         if (detail != null && audit.errorOrNull() == null) {
             audit.error(detail);
@@ -492,21 +481,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             current.audit().error(failure == null ? "upstream closed before the response ended"
                     : "upstream: " + failure.getClass().getSimpleName()
                     + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
-            abortExchange(failureDecision(failure));
+            abortExchange(UpstreamFailures.classify(failure));
         }
-    }
-
-    /** Maps an upstream failure to the reason the client is told: a pin, TLS, or anything else. */
-    private static Decision failureDecision(Throwable cause) {
-        if (cause != null && PinMismatchException.find(cause).isPresent()) {
-            return Decision.deny(Reason.PIN_MISMATCH, BuiltinRules.PINS);
-        }
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            if (t instanceof SSLException) {
-                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, BuiltinRules.UPSTREAM_TLS);
-            }
-        }
-        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM);
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {

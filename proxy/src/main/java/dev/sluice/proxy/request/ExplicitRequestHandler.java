@@ -301,7 +301,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         // A CONNECT's decision also says what the tunnel becomes (blind or intercepted): rules decide it.
         Decision decision = connect ? Decider.decideTunnel(policy, extension.get(), target)
                 : Decider.decide(policy, extension.get(), target, info);
-        audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
+        audit.decision(decision);
         if (!decision.permits()) {
             if (policy.approvals() != null && context.approvals() != null && APPROVABLE.contains(decision.reason())
                     && !(target.isIpLiteral() && dev.sluice.rules.address.AddressClassifier.classify(target.address())
@@ -341,15 +341,14 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                         state = State.CLOSED;
                         releaseQueued();
                         if (!audit.isEmitted()) {
-                            audit.decision(decision.verdict().label()).reason(decision.reason().label())
-                                    .rule(decision.ruleId()).error("client closed while held for approval");
+                            audit.decision(decision).error("client closed while held for approval");
                             audit.emit();
                         }
                         return;
                     }
                     if (outcome.granted()) {
                         Decision granted = Decision.allow("approval." + outcome.scope());
-                        audit.decision(granted.verdict().label()).reason(granted.reason().label()).rule(granted.ruleId());
+                        audit.decision(granted);
                         state = State.IDLE;
                         proceed(ctx, request, audit, policy, extension, target, httpTarget, connect, granted);
                     } else {
@@ -440,9 +439,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         String text = decision.reasonText();
         FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close,
                 Answers.Refused.of(audit, decision.ruleId(), request.headers().get(HttpHeaderNames.ACCEPT)));
-        audit.decision(decision.verdict().label())
-                .reason(decision.reason().label())
-                .rule(decision.ruleId())
+        audit.decision(decision)
                 .statusCode(decision.reason().httpStatus());
         if (detail != null) {
             audit.error(detail);
@@ -555,9 +552,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
                 .listener(listener)
                 .client((InetSocketAddress) ctx.channel().remoteAddress())
-                .decision("deny")
-                .reason(Reason.HEADER_TIMEOUT.label())
-                .rule(BuiltinRules.HEADER_TIMEOUT)
+                .decision(Decision.deny(Reason.HEADER_TIMEOUT, BuiltinRules.HEADER_TIMEOUT))
                 .error("no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
         if (admission.boundExtension() != null) {
             audit.extension(admission.boundExtension());
