@@ -74,6 +74,9 @@ public final class AuditEvent {
     private volatile Integer statusCode;
     private volatile String pin;
     private volatile String error;
+    private volatile String approval;
+    private volatile String approvalBy;
+    private volatile String approvalScope;
 
     /**
      * Starts an event now.
@@ -259,6 +262,30 @@ public final class AuditEvent {
         return error(message == null || message.isBlank() ? name : name + ": " + message);
     }
 
+    /**
+     * Records the outcome of holding this request for approval.
+     *
+     * @param outcome {@code granted}, {@code denied} or {@code timeout}
+     * @param by who answered (one line, at most {@value #MAX_ERROR_CHARS} characters kept), or null
+     * @param scope {@code once}, {@code session} or {@code always} when granted, else null
+     */
+    public AuditEvent approval(String outcome, String by, String scope) {
+        this.approval = checkWord("approval", outcome, Set.of("granted", "denied", "timeout"));
+        this.approvalBy = by == null ? null : oneLine(by);
+        this.approvalScope = scope == null ? null : checkWord("approval.scope", scope, Set.of("once", "session", "always"));
+        return this;
+    }
+
+    /** Returns the extension set so far, or null (for a refusal's JSON body). */
+    public String extensionOrNull() {
+        return extension;
+    }
+
+    /** Returns the {@code server.address} set so far, or null (for a refusal's JSON body). */
+    public String serverAddressOrNull() {
+        return serverAddress;
+    }
+
     /** Returns the error recorded so far, or null when there is none. */
     public String errorOrNull() {
         return error;
@@ -284,7 +311,7 @@ public final class AuditEvent {
         sink.write(new AuditRecord(startTime, eventId, extension, clientAddress, clientPort, listener,
                 method, scheme, serverAddress, serverPort, urlPath, tlsMode, tlsSni, decision, reason,
                 rule, peerAddress, statusCode, bytesSent.get(), bytesReceived.get(), durationMs,
-                Map.copyOf(redactions), pin, error, addressClass));
+                Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope));
         return true;
     }
 

@@ -330,6 +330,9 @@ public final class AuditExport implements AuditSink, Closeable {
             r.redactions().forEach((detector, count) -> a.put(AuditFields.REDACTIONS + "." + detector, count));
         }
         put(a, AuditFields.PIN, r.pin());
+        put(a, AuditFields.APPROVAL, r.approval());
+        put(a, AuditFields.APPROVAL_BY, r.approvalBy());
+        put(a, AuditFields.APPROVAL_SCOPE, r.approvalScope());
         put(a, AuditFields.ERROR, r.error());
         put(a, AuditFields.ADDRESS_CLASS, r.addressClass());
         return a.build();

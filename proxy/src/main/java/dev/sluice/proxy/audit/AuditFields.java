@@ -59,6 +59,12 @@ public final class AuditFields {
     public static final String ERROR = "error";
     /** For an {@code address_class} denial: the class of the answer ({@code metadata}, {@code loopback}, ...). */
     public static final String ADDRESS_CLASS = "address_class";
+    /** {@code granted}, {@code denied} or {@code timeout}: the outcome of holding a request for approval. */
+    public static final String APPROVAL = "approval";
+    /** Who answered the approval question (as the backend says), or {@code session} for a session grant. */
+    public static final String APPROVAL_BY = "approval.by";
+    /** The scope an approval granted: {@code once}, {@code session} or {@code always}. */
+    public static final String APPROVAL_SCOPE = "approval.scope";
 
     /**
      * Lowercase hex SHA-256 of the previous line's exact bytes (without its newline); 64 zeros on the
@@ -72,7 +78,7 @@ public final class AuditFields {
             TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
             URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, ADDRESS_CLASS, RULE,
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
-            REDACTIONS, PIN, ERROR);
+            REDACTIONS, PIN, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, ERROR);
 
     /** Every field name of an audit log line, in order: {@link #ALL}, then {@link #PREV_HASH}. */
     public static final List<String> LINE = java.util.stream.Stream

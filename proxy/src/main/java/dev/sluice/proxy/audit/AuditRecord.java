@@ -50,6 +50,9 @@ import java.util.TreeMap;
  * @param error short one-line error; nullable
  * @param addressClass for an {@code address_class} denial, the class ({@code metadata}, {@code loopback}, ...);
  *     nullable
+ * @param approval {@code granted}, {@code denied} or {@code timeout} when the request was held; nullable
+ * @param approvalBy who answered; nullable
+ * @param approvalScope the scope granted; nullable
  */
 public record AuditRecord(
         Instant time,
@@ -76,7 +79,10 @@ public record AuditRecord(
         Map<String, Long> redactions,
         String pin,
         String error,
-        String addressClass) {
+        String addressClass,
+        String approval,
+        String approvalBy,
+        String approvalScope) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
@@ -102,6 +108,17 @@ public record AuditRecord(
         redactions = redactions == null || redactions.isEmpty()
                 ? null
                 : Collections.unmodifiableMap(new TreeMap<>(redactions));
+    }
+
+    /** A record of a request that was not held for approval. */
+    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
+                       String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
+                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
+                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
+                       Map<String, Long> redactions, String pin, String error, String addressClass) {
+        this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
+                serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
+                bytesReceived, durationMs, redactions, pin, error, addressClass, null, null, null);
     }
 
     /** Formats an instant as RFC 3339 UTC with milliseconds, e.g. {@code 2026-11-30T09:31:02.123Z}. */
@@ -156,6 +173,9 @@ public record AuditRecord(
             out.writeEndObject();
         }
         string(out, AuditFields.PIN, pin);
+        string(out, AuditFields.APPROVAL, approval);
+        string(out, AuditFields.APPROVAL_BY, approvalBy);
+        string(out, AuditFields.APPROVAL_SCOPE, approvalScope);
         string(out, AuditFields.ERROR, error);
         string(out, AuditFields.PREV_HASH, prevHash);
         out.writeEndObject();

@@ -167,6 +167,9 @@ public final class OcsfMapper {
         string(g, AuditFields.RULE, r.rule());
         string(g, AuditFields.TLS_MODE, r.tlsMode());
         string(g, AuditFields.PIN, r.pin());
+        string(g, AuditFields.APPROVAL, r.approval());
+        string(g, AuditFields.APPROVAL_BY, r.approvalBy());
+        string(g, AuditFields.APPROVAL_SCOPE, r.approvalScope());
         if (classUid == NETWORK_ACTIVITY) {
             string(g, AuditFields.HTTP_REQUEST_METHOD, r.method());
         }

@@ -10,8 +10,9 @@ import picocli.CommandLine.Command;
  * rotated set. Exit codes: 0 success; 1 no audit log, an unreadable file, or (verify) a broken chain;
  * 2 a usage error such as a bad {@code --since}. See docs/audit.md.
  */
-@Command(name = "audit", description = "Read the audit log: summary, tail, verify.",
-        subcommands = {AuditSummaryCommand.class, AuditTailCommand.class, AuditVerifyCommand.class})
+@Command(name = "audit", description = "Read the audit log: summary, tail, verify, suggest.",
+        subcommands = {AuditSummaryCommand.class, AuditTailCommand.class, AuditVerifyCommand.class,
+                AuditSuggestCommand.class})
 final class AuditCommand {
 
     /** Prints rows as left-aligned columns separated by two spaces; numbers right-aligned. */

@@ -8,7 +8,10 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-/** {@code sluice check FILE}: validates a policy; prints every error as file:line:column; exit 1 on any. */
+/**
+ * {@code sluice check FILE}: validates a policy and the fragments it includes; prints every error as
+ * file:line:column (of the file it is in); exit 1 on any. On success, lists the fragments read.
+ */
 @Command(name = "check", description = "Validate a policy file.")
 final class CheckCommand extends CliCommand implements Callable<Integer> {
 
@@ -19,8 +22,11 @@ final class CheckCommand extends CliCommand implements Callable<Integer> {
     public Integer call() {
         try {
             Policy policy = PolicyLoader.load(file);
-            out().println(file + ": ok (" + policy.extensions().size() + " extensions, sha256 "
-                    + policy.sha256Hex() + ")");
+            out().println(file + ": ok (" + policy.extensions().size() + " extensions, "
+                    + (policy.includes().isEmpty() ? "" : policy.includes().size()
+                    + (policy.includes().size() == 1 ? " fragment, " : " fragments, "))
+                    + "sha256 " + policy.sha256Hex() + ")");
+            policy.includes().forEach(f -> out().println("  includes " + f));
             return 0;
         } catch (PolicyException e) {
             e.errors().forEach(error -> out().println(error));

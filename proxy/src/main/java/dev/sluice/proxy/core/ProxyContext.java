@@ -23,10 +23,20 @@ import java.time.Clock;
  * @param interception the TLS material for inspected hosts; null where interception is not available (a
  *     tunnel the rules mark {@code INTERCEPT} is then refused, never relayed blind)
  * @param budgets per-extension egress byte budgets
+ * @param approvals asks the {@code approvals} backend about requests that miss the allowlist; null in
+ *                  contexts without a policy file (tests)
  */
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
                            Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
-                           @Nullable InterceptionTls interception, EgressBudgets budgets) {
+                           @Nullable InterceptionTls interception, EgressBudgets budgets,
+                           dev.sluice.proxy.approval.@Nullable Approvals approvals) {
+
+    /** A context without approvals. */
+    public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,
+                        SluiceMetrics metrics, ConnectionLimits connections, @Nullable InterceptionTls interception,
+                        EgressBudgets budgets) {
+        this(policies, auditLog, audit, dialer, clock, metrics, connections, interception, budgets, null);
+    }
 
     /**
      * Returns the byte counters for traffic of {@code extension} decided by {@code decision}, charging

@@ -17,7 +17,15 @@ import dev.sluice.rules.target.Target;
  * @param traffic the byte counters of this tunnel's extension and destination
  * @param extension the name of the extension that asked
  * @param listener the listener it came in on ({@code explicit} or {@code transparent})
+ * @param accept the CONNECT request's {@code Accept} field (RFC 9110 section 12.5.1), or null: a refusal
+ *               is JSON when it prefers {@code application/json}
  */
 public record ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit,
-                             TrafficMeter traffic, String extension, String listener) {
+                             TrafficMeter traffic, String extension, String listener, String accept) {
+
+    /** A tunnel request without an {@code Accept} field (transparent TLS, for one). */
+    public ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit, TrafficMeter traffic,
+                          String extension, String listener) {
+        this(target, decision, policy, audit, traffic, extension, listener, null);
+    }
 }

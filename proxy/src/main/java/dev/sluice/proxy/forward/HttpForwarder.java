@@ -441,8 +441,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ForwardRequest request = current;
         current = null;
         boolean close = closeDownstream || !requestComplete;
-        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close);
         AuditEvent audit = request.audit();
+        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close,
+                Answers.Refused.of(audit, denial.ruleId(), request.request().headers().get(HttpHeaderNames.ACCEPT)));
         audit.decision(denial)
                 .statusCode(denial.reason().httpStatus());
         if (detail != null && audit.errorOrNull() == null) {

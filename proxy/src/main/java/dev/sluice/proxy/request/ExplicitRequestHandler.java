@@ -97,7 +97,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     /** Pipelined messages held while an exchange is in flight before the connection is closed. */
     static final int MAX_QUEUED_MESSAGES = 256;
 
-    private enum State { IDLE, FORWARDING, AWAITING_RESPONSE, DISCARDING, TUNNEL, CLOSED }
+    private enum State { IDLE, HELD, FORWARDING, AWAITING_RESPONSE, DISCARDING, TUNNEL, CLOSED }
+
+    /** Refusals a person may lift by approving (never address-class, self-loop, malformed or deny rules). */
+    private static final java.util.Set<Reason> APPROVABLE = java.util.EnumSet.of(Reason.NOT_ALLOWLISTED,
+            Reason.PORT_NOT_ALLOWED, Reason.METHOD_NOT_ALLOWED, Reason.PATH_NOT_ALLOWED);
 
     private final ProxyContext context;
     private final RequestFront front;
@@ -135,7 +139,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (state == State.AWAITING_RESPONSE || (!queued.isEmpty() && state != State.TUNNEL)) {
+        if (state == State.AWAITING_RESPONSE || state == State.HELD || (!queued.isEmpty() && state != State.TUNNEL)) {
             if (queued.size() >= MAX_QUEUED_MESSAGES) {
                 ReferenceCountUtil.release(msg);
                 state = State.CLOSED;
@@ -202,7 +206,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                     ReferenceCountUtil.release(msg);
                 }
             }
-            case AWAITING_RESPONSE -> queued.add(msg);
+            case AWAITING_RESPONSE, HELD -> queued.add(msg);
             default -> throw new IllegalStateException("state: " + state);
         }
     }
@@ -299,9 +303,76 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 : Decider.decide(policy, extension.get(), target, info);
         audit.decision(decision);
         if (!decision.permits()) {
+            if (policy.approvals() != null && context.approvals() != null && APPROVABLE.contains(decision.reason())
+                    && !(target.isIpLiteral() && dev.sluice.rules.address.AddressClassifier.classify(target.address())
+                            != dev.sluice.rules.address.AddressClass.PUBLIC)) {
+                // (An IP literal of a protected class is never asked about: no approval could open it.)
+                hold(ctx, request, audit, policy, extension.get(), target, httpTarget, info, connect, decision);
+                return;
+            }
             refuse(ctx, request, audit, decision, connect, null);
             return;
         }
+        proceed(ctx, request, audit, policy, extension.get(), target, httpTarget, connect, decision);
+    }
+
+    /**
+     * Holds a request that missed the allowlist while the {@code approvals} backend is asked: reading
+     * stops and whatever arrives is queued; the answer comes back on this channel's event loop, where
+     * the request is forwarded (granted) or refused with the miss's reason (denied, timeout). The
+     * connection keeps its slot under {@code limits.max_connections_per_extension} while held.
+     */
+    private void hold(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
+                      Extension extension, Target target, HttpTarget httpTarget, RequestInfo info, boolean connect,
+                      Decision decision) {
+        state = State.HELD;
+        Reads.setAutoRead(ctx.channel(), false);
+        if (connect) {
+            // From here on the client speaks raw bytes (if it speaks before the answer at all).
+            ctx.pipeline().remove(HttpPipeline.DECODER);
+        }
+        context.approvals().ask(policy.approvals(), extension.name(), target, info, audit.eventId())
+                .thenAccept(outcome -> ctx.executor().execute(() -> {
+                    audit.approval(outcome.result(), outcome.by(), outcome.scope());
+                    if (outcome.error() != null) {
+                        audit.error(outcome.error());
+                    }
+                    if (state != State.HELD || !ctx.channel().isActive()) {
+                        state = State.CLOSED;
+                        releaseQueued();
+                        if (!audit.isEmitted()) {
+                            audit.decision(decision).error("client closed while held for approval");
+                            audit.emit();
+                        }
+                        return;
+                    }
+                    if (outcome.granted()) {
+                        Decision granted = Decision.allow("approval." + outcome.scope());
+                        audit.decision(granted);
+                        state = State.IDLE;
+                        proceed(ctx, request, audit, policy, extension, target, httpTarget, connect, granted);
+                    } else {
+                        state = State.IDLE;
+                        refuse(ctx, request, audit, decision, connect, null);
+                    }
+                    while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED
+                            && state != State.HELD) {
+                        process(ctx, queued.poll());
+                    }
+                    if (state == State.CLOSED) {
+                        releaseQueued();
+                    }
+                    if (state != State.AWAITING_RESPONSE && state != State.CLOSED) {
+                        Reads.setAutoRead(ctx.channel(), true);
+                    }
+                }));
+    }
+
+    /** Goes on with a request the policy (or an approval) allows: a tunnel, or a request to forward. */
+    private void proceed(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
+                         Extension extensionValue, Target target, HttpTarget httpTarget, boolean connect,
+                         Decision decision) {
+        Optional<Extension> extension = Optional.of(extensionValue);
         if (!connect && HopByHop.upgradeRequested(request.headers())) {
             // Never strip the upgrade and forward the rest: the origin would see a plain request and the
             // client an answer it cannot explain.
@@ -318,8 +389,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
             // the CONNECT header), untouched.
             ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit,
-                    context.traffic(policy, extension.get(), decision), extension.get().name(), listener));
-            ctx.pipeline().remove(HttpPipeline.DECODER);
+                    context.traffic(policy, extension.get(), decision), extension.get().name(), listener,
+                    request.headers().get(HttpHeaderNames.ACCEPT)));
+            if (ctx.pipeline().get(HttpPipeline.DECODER) != null) {
+                ctx.pipeline().remove(HttpPipeline.DECODER);
+            }
             return;
         }
 
@@ -363,7 +437,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
                 || request.decoderResult().isFailure();
         String text = decision.reasonText();
-        FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close);
+        FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close,
+                Answers.Refused.of(audit, decision.ruleId(), request.headers().get(HttpHeaderNames.ACCEPT)));
         audit.decision(decision)
                 .statusCode(decision.reason().httpStatus());
         if (detail != null) {

@@ -13,9 +13,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -83,18 +80,21 @@ public final class PolicyReloader implements AutoCloseable {
         Policy running = holder.current();
         String sha;
         try {
-            sha = sha256(Files.readAllBytes(file));
+            sha = PolicyLoader.fingerprint(file, running.includes());
         } catch (IOException e) {
-            return fail(null, List.of(new PolicyError(file.toString(), 0, 0, "cannot read: " + e.getMessage())));
+            if (!Files.isReadable(file)) {
+                return fail(null, List.of(new PolicyError(file.toString(), 0, 0, "cannot read: " + e.getMessage())));
+            }
+            sha = null; // a fragment is gone or unreadable: the load below names it with file:line
         }
-        if (sha.equals(running.sha256Hex())) {
+        if (sha != null && sha.equals(running.sha256Hex())) {
             return Result.UNCHANGED;
         }
         Policy next;
         try {
             next = PolicyLoader.load(file);
         } catch (PolicyException e) {
-            return fail(sha, e.errors());
+            return fail(sha == null ? MISSING_FRAGMENT : sha, e.errors());
         }
         if (!Objects.equals(next.listen(), running.listen())) {
             log.warn("policy reload: the listen section changed; restart needed for it to take effect "
@@ -105,6 +105,7 @@ public final class PolicyReloader implements AutoCloseable {
                     + "(the audit log keeps its file and rotation settings)");
         }
         holder.swap(next);
+        watchDirectories(next);
         lastFailedSha = null;
         lastErrors = List.of();
         ok.incrementAndGet();
@@ -150,6 +151,7 @@ public final class PolicyReloader implements AutoCloseable {
         watchService = file.getFileSystem().newWatchService();
         file.getParent().register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
                 StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
+        watchDirectories(holder.current());
         watcher = new Thread(this::watch, "sluice-policy-watch");
         watcher.setDaemon(true);
         watcher.start();
@@ -181,21 +183,43 @@ public final class PolicyReloader implements AutoCloseable {
         }
     }
 
+    /**
+     * Answers whether the policy file or one of the running policy's fragments changed. A fragment that
+     * went missing counts as a change once (the reload then fails and names it); the policy file missing
+     * for a moment (an editor's rename) does not.
+     */
     private boolean changed() {
+        Policy running = holder.current();
         try {
-            String sha = sha256(Files.readAllBytes(file));
-            return !sha.equals(holder.current().sha256Hex()) && !sha.equals(lastFailedSha);
+            String sha = PolicyLoader.fingerprint(file, running.includes());
+            return !sha.equals(running.sha256Hex()) && !sha.equals(lastFailedSha);
         } catch (IOException e) {
-            // Missing for a moment (an editor's rename): look again on the next turn.
-            return false;
+            if (!Files.exists(file) || running.includes().isEmpty()) {
+                return false;
+            }
+            return !MISSING_FRAGMENT.equals(lastFailedSha);
         }
     }
 
-    private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    /** lastFailedSha after a failed load while a fragment could not be read. */
+    private static final String MISSING_FRAGMENT = "missing-fragment";
+
+    /** Watches the directory of every fragment too (the policy file's is watched from the start). */
+    private synchronized void watchDirectories(Policy policy) {
+        if (watchService == null) {
+            return;
+        }
+        for (Path fragment : policy.includes()) {
+            Path dir = fragment.getParent();
+            try {
+                if (dir != null && !dir.equals(file.getParent())) {
+                    dir.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
+                            StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
+                }
+            } catch (IOException | RuntimeException e) {
+                log.warn("policy watcher: cannot watch {} ({}); changes there are noticed within {} ms", dir,
+                        e.toString(), POLL_MILLIS);
+            }
         }
     }
 

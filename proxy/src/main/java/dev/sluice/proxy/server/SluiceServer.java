@@ -91,6 +91,7 @@ public final class SluiceServer implements AutoCloseable {
     private boolean closed;
 
     private final InterceptionTls interception;
+    private final dev.sluice.proxy.approval.Approvals approvals;
     private final AuditExport export;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
@@ -123,8 +124,14 @@ public final class SluiceServer implements AutoCloseable {
             metrics.functionCounter(MetricNames.AUDIT_EXPORTED, Tags.of(MetricNames.SINK, "stdout"), export,
                     AuditExport::writtenStdout);
         }
+        PolicyReloader reloads = reloader;
+        this.approvals = new dev.sluice.proxy.approval.Approvals(() -> {
+            if (reloads != null) {
+                reloads.reload();
+            }
+        });
         this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, records), dialer, clock,
-                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock));
+                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -398,6 +405,7 @@ public final class SluiceServer implements AutoCloseable {
         if (reloader != null) {
             reloader.close();
         }
+        approvals.close();
         for (Channel listener : listeners) {
             listener.close().awaitUninterruptibly();
         }

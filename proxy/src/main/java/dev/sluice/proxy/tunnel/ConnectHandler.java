@@ -151,7 +151,8 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
                 .statusCode(denial.reason().httpStatus()).error(error);
         audit.emit();
         releaseEarly();
-        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), true);
+        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), true,
+                Answers.Refused.of(audit, denial.ruleId(), request.accept()));
         ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
     }
 

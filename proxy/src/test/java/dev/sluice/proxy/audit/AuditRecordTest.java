@@ -28,7 +28,8 @@ class AuditRecordTest {
         redactions.put("aws-access-key", 1L);
         return new AuditRecord(T, "0123456789abcdef", "github", "10.0.0.2", 50123, "explicit", "GET", "https",
                 "api.github.com", 443, "/repos?page=***", "intercept", "api.github.com", "allow", "allowlisted",
-                "extensions.github.allow[0]", "140.82.112.6", 200, 512, 4096, 37, redactions, "ok", "none", "public");
+                "extensions.github.allow[0]", "140.82.112.6", 200, 512, 4096, 37, redactions, "ok", "none", "public",
+                "granted", "alice", "once");
     }
 
     static List<String> keys(JsonNode node) {

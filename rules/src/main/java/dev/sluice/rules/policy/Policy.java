@@ -26,25 +26,29 @@ import java.util.Optional;
  * @param tls the {@code tls} section
  * @param redaction the {@code redaction} section (defaults when absent: redact with every built-in detector)
  * @param upstreamProxy the {@code upstream_proxy} section ({@link UpstreamProxy#NONE} when absent)
+ * @param includes the fragments merged in ({@code include}, recursively), absolute, in the order read;
+ *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
+ * @param approvals the {@code approvals} section, or null when requests that miss are simply refused
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
-                     UpstreamProxy upstreamProxy) {
-
-    /** The policy without an {@code upstream_proxy} section. */
-    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
-                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
-                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
-        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls,
-                redaction, UpstreamProxy.NONE);
-    }
+                     UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
 
     public Policy {
         upstreamProxy = upstreamProxy == null ? UpstreamProxy.NONE : upstreamProxy;
+        includes = List.copyOf(includes);
         extensions = Map.copyOf(extensions);
         inspect = Map.copyOf(inspect);
         globalDeny = RuleList.copyOf(globalDeny);
+    }
+
+    /** A policy without an {@code upstream_proxy} section, fragments or approvals. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                UpstreamProxy.NONE, List.of(), null);
     }
 
     /**

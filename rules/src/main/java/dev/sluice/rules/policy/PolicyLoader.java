@@ -65,7 +65,12 @@ public final class PolicyLoader {
     public static final String EMBEDDED_SOURCE = "embedded:default-policy.yaml";
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
-            "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "upstream_proxy");
+            "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "upstream_proxy", "include",
+            "approvals");
+    private static final Set<String> APPROVAL_KEYS = orderedSet("backend", "timeout", "scopes", "overlay");
+    /** What a fragment named by {@code include} may contain (docs/policy.md "include"). */
+    private static final Set<String> FRAGMENT_KEYS = orderedSet("include", "groups", "extensions");
+    private static final Set<String> FRAGMENT_EXTENSION_KEYS = orderedSet("allow", "groups");
     private static final Set<String> TOP_UNSUPPORTED = orderedSet();
     private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
     private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
@@ -150,7 +155,7 @@ public final class PolicyLoader {
         } catch (CharacterCodingException e) {
             throw new PolicyException(List.of(new PolicyError(source, 0, 0, "not valid UTF-8 (expected: a UTF-8 text file)")));
         }
-        return parse(text, source, sha256Hex(bytes));
+        return parse(text, source, sha256Hex(bytes), file);
     }
 
     /**
@@ -162,7 +167,7 @@ public final class PolicyLoader {
     public static Policy parse(String yaml, String source) throws PolicyException {
         Objects.requireNonNull(yaml, "yaml");
         Objects.requireNonNull(source, "source");
-        return parse(yaml, source, sha256Hex(yaml.getBytes(StandardCharsets.UTF_8)));
+        return parse(yaml, source, sha256Hex(yaml.getBytes(StandardCharsets.UTF_8)), null);
     }
 
     /**
@@ -178,7 +183,7 @@ public final class PolicyLoader {
                 throw new IllegalStateException(EMBEDDED_SOURCE + ": resource missing");
             }
             byte[] bytes = in.readAllBytes();
-            return parse(new String(bytes, StandardCharsets.UTF_8), EMBEDDED_SOURCE, sha256Hex(bytes));
+            return parse(new String(bytes, StandardCharsets.UTF_8), EMBEDDED_SOURCE, sha256Hex(bytes), null);
         } catch (IOException e) {
             throw new IllegalStateException(EMBEDDED_SOURCE + ": cannot read", e);
         } catch (PolicyException e) {
@@ -186,8 +191,50 @@ public final class PolicyLoader {
         }
     }
 
-    private static Policy parse(String yaml, String source, String sha256Hex) throws PolicyException {
-        Reader r = new Reader(source);
+    /**
+     * Checks a fragment on its own (what an {@code include} file may hold): its YAML, keys and rules.
+     * Whether its extensions and groups exist is checked only when a policy includes it.
+     *
+     * @throws PolicyException with every error found, located in {@code source}
+     */
+    public static void parseFragment(String yaml, String source) throws PolicyException {
+        Reader r = new Reader(source, new ArrayList<>(), null);
+        List<YamlTree.Problem> problems = new ArrayList<>();
+        Node root = YamlTree.read(yaml, problems);
+        for (YamlTree.Problem p : problems) {
+            r.errors.add(new PolicyError(source, p.loc().line(), p.loc().column(), p.message()));
+        }
+        if (root != null && problems.isEmpty()) {
+            r.fragment(root, new LinkedHashMap<>(), null, null);
+        }
+        if (!r.errors.isEmpty()) {
+            throw new PolicyException(r.errors);
+        }
+    }
+
+    /**
+     * The fingerprint of a policy made of {@code file} and the fragments it includes, as
+     * {@link Policy#sha256Hex()} carries it: the SHA-256 of the file's bytes when {@code includes} is
+     * empty; otherwise the SHA-256 of the lines {@code <sha256 of file>} and {@code <path> <sha256>} for
+     * each fragment, in order. A reloader compares it with the running policy's to notice a change to
+     * any of the files.
+     *
+     * @throws IOException when a file cannot be read (a missing fragment, for one)
+     */
+    public static String fingerprint(Path file, List<Path> includes) throws IOException {
+        String main = sha256Hex(Files.readAllBytes(file));
+        if (includes.isEmpty()) {
+            return main;
+        }
+        StringBuilder b = new StringBuilder(main).append('\n');
+        for (Path p : includes) {
+            b.append(p).append(' ').append(sha256Hex(Files.readAllBytes(p))).append('\n');
+        }
+        return sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static Policy parse(String yaml, String source, String sha256Hex, Path file) throws PolicyException {
+        Reader r = new Reader(source, new ArrayList<>(), file);
         List<YamlTree.Problem> problems = new ArrayList<>();
         Node root = YamlTree.read(yaml, problems);
         for (YamlTree.Problem p : problems) {
@@ -196,7 +243,10 @@ public final class PolicyLoader {
         Policy policy = root == null ? null : r.policy(root, sha256Hex);
         if (!r.errors.isEmpty() || policy == null) {
             List<PolicyError> sorted = new ArrayList<>(r.errors);
-            sorted.sort(Comparator.comparingInt(PolicyError::line).thenComparingInt(PolicyError::column));
+            // the policy file's errors first, then each fragment's, each in file order
+            sorted.sort(Comparator.comparing((PolicyError e) -> !e.source().equals(source))
+                    .thenComparing(PolicyError::source)
+                    .thenComparingInt(PolicyError::line).thenComparingInt(PolicyError::column));
             throw new PolicyException(sorted);
         }
         return policy;
@@ -217,11 +267,21 @@ public final class PolicyLoader {
     /** One load: the errors found so far and the readers for each section. */
     private static final class Reader {
         final String source;
-        final List<PolicyError> errors = new ArrayList<>();
+        final List<PolicyError> errors;
         final Map<String, Loc> ruleLocs = new java.util.HashMap<>();
+        /** The file read (fragments resolve from its directory), or null for text (they resolve from the cwd). */
+        final Path file;
+        /** Prefix of every rule id this reader makes: empty for the policy, {@code <include>:} for a fragment. */
+        String idPrefix = "";
+        /** Fragments read so far, in order, absolute and normalised (shared by every reader of one load). */
+        List<Path> included = new ArrayList<>();
+        /** Bytes SHA-256 of each included fragment, in the order of {@link #included}. */
+        List<String> includedSha = new ArrayList<>();
 
-        Reader(String source) {
+        Reader(String source, List<PolicyError> errors, Path file) {
             this.source = source;
+            this.errors = errors;
+            this.file = file;
         }
 
         void error(Loc loc, String message) {
@@ -272,11 +332,278 @@ public final class PolicyLoader {
             TlsSettings tls = tls(value(top, "tls"));
             RedactionSettings redaction = redaction(value(top, "redaction"));
             UpstreamProxy upstreamProxy = upstreamProxy(value(top, "upstream_proxy"));
+            Map<String, Extension> merged = new LinkedHashMap<>(extensions);
+            Path self = file == null ? null : file.toAbsolutePath().normalize();
+            includes(value(top, "include"), groups, merged, self == null ? List.of() : List.of(self));
+            ApprovalSettings approvals = approvals(value(top, "approvals"));
             if (!errors.isEmpty()) {
                 return null;
             }
-            return new Policy(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex,
-                    inspect, tls, redaction, upstreamProxy);
+            if (!included.isEmpty()) {
+                StringBuilder b = new StringBuilder(sha256Hex).append('\n');
+                for (int i = 0; i < included.size(); i++) {
+                    b.append(included.get(i)).append(' ').append(includedSha.get(i)).append('\n');
+                }
+                sha256Hex = PolicyLoader.sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
+            }
+            return new Policy(mode, merged, globalDeny, network, listen, limits, audit, source, sha256Hex,
+                    inspect, tls, redaction, upstreamProxy, included, approvals);
+        }
+
+        // ---- approvals ----
+
+        /** Reads {@code approvals} (after {@code include}: the overlay must be one of the fragments). */
+        ApprovalSettings approvals(Node node) {
+            if (node == null || isNull(node)) {
+                return null;
+            }
+            MapNode m = map(node, "approvals");
+            if (m == null) {
+                return null;
+            }
+            checkKeys(m, "approvals.", APPROVAL_KEYS, Set.of());
+            java.net.URI webhook = null;
+            Node b = value(m, "backend");
+            if (b == null) {
+                error(m.loc(), "approvals.backend: missing (expected: an http:// or https:// webhook URL)");
+            } else {
+                String text = string(b, "approvals.backend");
+                if (text != null && text.equals("admin")) {
+                    error(b.loc(), "approvals.backend: admin: not supported by this build yet (expected: an http:// or "
+                            + "https:// webhook URL)");
+                } else if (text != null) {
+                    try {
+                        webhook = new java.net.URI(text);
+                        if (webhook.getScheme() == null || !Set.of("http", "https").contains(webhook.getScheme())
+                                || webhook.getHost() == null) {
+                            throw new java.net.URISyntaxException(text, "not http(s)");
+                        }
+                    } catch (java.net.URISyntaxException e) {
+                        error(b.loc(), "approvals.backend: " + text + " (expected: an http:// or https:// webhook URL)");
+                        webhook = null;
+                    }
+                }
+            }
+            Duration timeout = duration(value(m, "timeout"), "approvals.timeout", ApprovalSettings.DEFAULT_TIMEOUT);
+            Node t = value(m, "timeout");
+            if (t != null && timeout != null && (timeout.isZero() || timeout.compareTo(ApprovalSettings.MAX_TIMEOUT) > 0)) {
+                error(t.loc(), "approvals.timeout: " + scalarText(t) + " (expected: more than 0, at most 5m)");
+            }
+            Set<String> scopes = new LinkedHashSet<>();
+            Node sc = value(m, "scopes");
+            if (sc == null || isNull(sc)) {
+                scopes.add("once");
+            } else {
+                ListNode list = list(sc, "approvals.scopes");
+                if (list != null) {
+                    for (int i = 0; i < list.items().size(); i++) {
+                        String scope = string(list.items().get(i), "approvals.scopes[" + i + "]");
+                        if (scope != null && !ApprovalSettings.ALL_SCOPES.contains(scope)) {
+                            error(list.items().get(i).loc(), "approvals.scopes[" + i + "]: " + scope
+                                    + " (expected: once, session or always)");
+                        } else if (scope != null && !scopes.add(scope)) {
+                            error(list.items().get(i).loc(), "approvals.scopes[" + i + "]: " + scope + " listed twice");
+                        }
+                    }
+                }
+            }
+            Path overlay = null;
+            Node o = value(m, "overlay");
+            if (o != null) {
+                String text = string(o, "approvals.overlay");
+                if (text != null) {
+                    Path base = file == null ? Path.of("").toAbsolutePath() : file.toAbsolutePath().getParent();
+                    overlay = base.resolve(text).normalize();
+                    if (!included.contains(overlay)) {
+                        error(o.loc(), "approvals.overlay: " + text + " is not in include (expected: a fragment the "
+                                + "policy includes, so that the rules approved with scope always load)");
+                    }
+                }
+            } else if (scopes.contains("always")) {
+                error(m.loc(), "approvals.overlay: missing (expected: the fragment that scope always writes to, "
+                        + "listed under include)");
+            }
+            return webhook == null ? null : new ApprovalSettings(webhook, timeout, scopes, overlay);
+        }
+
+        // ---- include ----
+
+        /**
+         * Reads the fragments listed by an {@code include} node, in order, and merges them into
+         * {@code groups} and {@code extensions}. {@code chain} is the files that led here (for cycles).
+         */
+        void includes(Node node, Map<String, List<Rule>> groups, Map<String, Extension> extensions, List<Path> chain) {
+            if (node == null || isNull(node)) {
+                return;
+            }
+            ListNode list = list(node, "include");
+            if (list == null) {
+                return;
+            }
+            Path base = file == null ? Path.of("").toAbsolutePath() : file.toAbsolutePath().getParent();
+            for (int i = 0; i < list.items().size(); i++) {
+                Node item = list.items().get(i);
+                String where = "include[" + i + "]";
+                String name = string(item, where);
+                if (name == null) {
+                    continue;
+                }
+                if (name.isEmpty()) {
+                    error(item.loc(), where + ": empty (expected: a path to a policy fragment)");
+                    continue;
+                }
+                Path target;
+                try {
+                    target = base.resolve(name).normalize();
+                } catch (InvalidPathException e) {
+                    error(item.loc(), where + ": " + name + ": bad path (expected: a path to a policy fragment)");
+                    continue;
+                }
+                if (chain.contains(target)) {
+                    List<String> cycle = new ArrayList<>();
+                    for (Path p : chain.subList(chain.indexOf(target), chain.size())) {
+                        cycle.add(p.getFileName().toString());
+                    }
+                    cycle.add(target.getFileName().toString());
+                    error(item.loc(), where + ": " + name + " is already being included (cycle: "
+                            + String.join(" -> ", cycle) + ") (expected: fragments that include no file that includes them)");
+                    continue;
+                }
+                if (included.contains(target)) {
+                    error(item.loc(), where + ": " + name + " is included twice (expected: each fragment once)");
+                    continue;
+                }
+                byte[] bytes;
+                try {
+                    bytes = Files.readAllBytes(target);
+                } catch (IOException e) {
+                    error(item.loc(), where + ": cannot read " + target + ": " + e.getClass().getSimpleName()
+                            + " (expected: an existing, readable policy fragment)");
+                    continue;
+                }
+                String text;
+                try {
+                    text = StandardCharsets.UTF_8.newDecoder()
+                            .onMalformedInput(CodingErrorAction.REPORT)
+                            .onUnmappableCharacter(CodingErrorAction.REPORT)
+                            .decode(ByteBuffer.wrap(bytes)).toString();
+                } catch (CharacterCodingException e) {
+                    errors.add(new PolicyError(target.toString(), 0, 0, "not valid UTF-8 (expected: a UTF-8 text file)"));
+                    continue;
+                }
+                included.add(target);
+                includedSha.add(PolicyLoader.sha256Hex(bytes));
+                Reader child = new Reader(target.toString(), errors, target);
+                child.idPrefix = name + ":";
+                child.included = included;
+                child.includedSha = includedSha;
+                List<YamlTree.Problem> problems = new ArrayList<>();
+                Node root = YamlTree.read(text, problems);
+                if (root == null && problems.size() == 1 && problems.get(0).message().startsWith("empty document")) {
+                    continue; // an empty fragment (or one of comments only) adds nothing
+                }
+                for (YamlTree.Problem p : problems) {
+                    errors.add(new PolicyError(child.source, p.loc().line(), p.loc().column(), p.message()));
+                }
+                if (root != null && problems.isEmpty()) {
+                    List<Path> next = new ArrayList<>(chain);
+                    next.add(target);
+                    child.fragment(root, groups, extensions, next);
+                }
+            }
+        }
+
+        /**
+         * Reads one fragment: {@code groups} (new names only), {@code extensions.<name>.allow} and
+         * {@code .groups} for extensions the policy defines, then its own {@code include}. With
+         * {@code extensions == null} (a fragment checked alone) names are not checked against a policy.
+         */
+        void fragment(Node root, Map<String, List<Rule>> groups, Map<String, Extension> extensions, List<Path> chain) {
+            if (isNull(root)) {
+                return; // an empty fragment adds nothing
+            }
+            MapNode top = map(root, "fragment");
+            if (top == null) {
+                return;
+            }
+            for (YamlTree.Entry e : top.entries().values()) {
+                if (!FRAGMENT_KEYS.contains(e.key())) {
+                    error(e.keyLoc(), e.key() + ": not allowed in a fragment (expected one of: "
+                            + String.join(", ", FRAGMENT_KEYS) + "; every other section belongs to the main policy file)");
+                }
+            }
+            Map<String, List<Rule>> own = groups(value(top, "groups"));
+            for (Map.Entry<String, List<Rule>> g : own.entrySet()) {
+                YamlTree.Entry entry = ((MapNode) value(top, "groups")).entries().get(g.getKey());
+                if (groups.containsKey(g.getKey())) {
+                    error(entry.keyLoc(), "groups." + g.getKey() + ": already defined (expected: a new group name;"
+                            + " a fragment cannot change a group defined elsewhere)");
+                } else {
+                    groups.put(g.getKey(), g.getValue());
+                }
+            }
+            Node extNode = value(top, "extensions");
+            if (extNode != null && !isNull(extNode)) {
+                MapNode m = map(extNode, "extensions");
+                if (m != null) {
+                    for (YamlTree.Entry e : m.entries().values()) {
+                        String name = e.key();
+                        String path = "extensions." + name;
+                        Extension existing = extensions == null ? null : extensions.get(name);
+                        if (extensions != null && existing == null) {
+                            error(e.keyLoc(), path + ": not defined by the policy (expected one of: "
+                                    + (extensions.isEmpty() ? "none defined" : String.join(", ", extensions.keySet()))
+                                    + "; a fragment adds rules to extensions the policy defines)");
+                            continue;
+                        } else if (!NAME.matcher(name).matches()) {
+                            error(e.keyLoc(), path + ": bad extension name (expected: " + NAME.pattern() + ")");
+                            continue;
+                        }
+                        if (isNull(e.value())) {
+                            continue;
+                        }
+                        MapNode x = map(e.value(), path);
+                        if (x == null) {
+                            continue;
+                        }
+                        for (YamlTree.Entry k : x.entries().values()) {
+                            if (!FRAGMENT_EXTENSION_KEYS.contains(k.key())) {
+                                error(k.keyLoc(), path + "." + k.key() + ": not allowed in a fragment (expected one of: "
+                                        + String.join(", ", FRAGMENT_EXTENSION_KEYS) + "; identity and deny rules belong to the main policy file)");
+                            }
+                        }
+                        List<Rule> added = new ArrayList<>(rules(value(x, "allow"), idPrefix + path + ".allow", false));
+                        Node groupsNode = value(x, "groups");
+                        if (groupsNode != null && !isNull(groupsNode)) {
+                            ListNode list = list(groupsNode, path + ".groups");
+                            if (list != null) {
+                                for (int i = 0; i < list.items().size(); i++) {
+                                    Node g = list.items().get(i);
+                                    String gname = string(g, path + ".groups[" + i + "]");
+                                    if (gname == null) {
+                                        continue;
+                                    }
+                                    if (groups.containsKey(gname)) {
+                                        added.addAll(groups.get(gname));
+                                    } else if (extensions != null) {
+                                        error(g.loc(), path + ".groups[" + i + "]: " + gname + " is not defined (expected one of: "
+                                                + (groups.isEmpty() ? "none defined under groups" : String.join(", ", groups.keySet())) + ")");
+                                    }
+                                }
+                            }
+                        }
+                        if (existing != null && !added.isEmpty()) {
+                            List<Rule> allow = new ArrayList<>(existing.allow());
+                            allow.addAll(added);
+                            extensions.put(name, new Extension(name, existing.tokenSha256(), existing.sources(), allow,
+                                    existing.deny()));
+                        }
+                    }
+                }
+            }
+            if (chain != null) {
+                includes(value(top, "include"), groups, extensions, chain);
+            }
         }
 
         // ---- sections ----
@@ -291,7 +618,7 @@ public final class PolicyLoader {
                 return groups;
             }
             for (YamlTree.Entry e : m.entries().values()) {
-                String path = "groups." + e.key();
+                String path = idPrefix + "groups." + e.key();
                 if (!NAME.matcher(e.key()).matches()) {
                     error(e.keyLoc(), path + ": bad group name (expected: " + NAME.pattern() + ")");
                 }
