@@ -2,6 +2,7 @@ package dev.sluice.proxy.explicit;
 
 import dev.sluice.proxy.server.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.forward.ExchangeControl;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
@@ -59,8 +60,11 @@ import java.util.Optional;
  *   <tr><td>400 malformed_request</td><td>unparseable request, origin-form or asterisk-form
  *       request-target, a version other than HTTP/1.0 and 1.1, a Transfer-Encoding other than
  *       {@code chunked}; the connection closes</td></tr>
- *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding; nothing is
- *       forwarded and the connection closes</td></tr>
+ *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding, a repeated
+ *       Content-Length or Transfer-Encoding, a chunked body whose framing is not exactly RFC 9112
+ *       section 7.1 ({@link StrictRequestDecoder}); nothing more of the request is forwarded (the
+ *       upstream connection of an exchange already under way is closed before the request's end)
+ *       and the connection closes</td></tr>
  *   <tr><td>400 malformed_target</td><td>a request-target that has no canonical form</td></tr>
  *   <tr><td>407 unknown_extension</td><td>no or wrong Proxy-Authorization and no {@code default}
  *       extension</td></tr>
@@ -146,6 +150,15 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             case FORWARDING -> {
+                if (msg instanceof HttpContent content && content.decoderResult().isFailure()) {
+                    // The body's framing broke (RFC 9112 section 7.1): nothing more of it goes upstream.
+                    String detail = StrictRequestDecoder.framingDetail(content.decoderResult().cause());
+                    content.release();
+                    state = State.CLOSED;
+                    ctx.fireChannelRead(new ExchangeControl.RequestBroken(
+                            Decision.deny(Reason.AMBIGUOUS_FRAMING, "http.framing"), detail));
+                    return;
+                }
                 boolean last = msg instanceof LastHttpContent;
                 ctx.fireChannelRead(msg);
                 if (last) {
@@ -219,7 +232,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             if (cause instanceof StrictRequestDecoder.AmbiguousFramingException) {
                 audit.method(request.method().name());
                 refuse(ctx, request, audit, Decision.deny(Reason.AMBIGUOUS_FRAMING, "http.framing"), true,
-                        "Content-Length with Transfer-Encoding");
+                        cause.getMessage());
             } else if (cause instanceof TooLongHttpHeaderException) {
                 refuse(ctx, request, audit, Decision.deny(Reason.HEADER_TOO_LARGE, "limits.max_header_bytes"), true,
                         "header block over " + policy.limits().maxHeaderBytes() + " bytes");
@@ -433,7 +446,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Decision decision,
                         boolean forceClose, String detail) {
-        boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
+        // A failed head closes anyway (and its Content-Length may not even parse).
+        boolean hasBody = !request.decoderResult().isFailure()
+                && (HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0);
         boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
                 || request.decoderResult().isFailure();
         String text = decision.reasonText();

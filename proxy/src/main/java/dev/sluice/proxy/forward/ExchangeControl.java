@@ -31,4 +31,16 @@ public final class ExchangeControl {
      */
     public record Abort(Decision decision, String detail) {
     }
+
+    /**
+     * The request's own framing broke mid-body (a malformed chunked body, RFC 9112 section 7.1): nothing
+     * more of it will be read. The forwarder closes the upstream connection if one is open (the origin
+     * sees an incomplete request, never its end), answers the refusal when no response has started,
+     * and closes the downstream connection.
+     *
+     * @param decision the refusal (400 {@code ambiguous_framing})
+     * @param detail a short safe note for the audit record
+     */
+    public record RequestBroken(Decision decision, String detail) {
+    }
 }

@@ -62,7 +62,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Answers it sends itself: 403 {@code address_class} / {@code self_loop} (a resolved answer
  * is denied), 502 {@code dns_failure} / {@code upstream_connect_failed}, 504 {@code upstream_timeout};
- * a response that breaks off mid-body closes the downstream connection.
+ * a response that breaks off mid-body, or whose body framing is malformed (a bad chunk), closes the
+ * downstream connection without ending the body, so the client never takes a cut body for a whole one
+ * (before the response head, a malformed response is 502 {@code upstream_connect_failed}). A request
+ * whose own chunked framing breaks mid-body ({@link ExchangeControl.RequestBroken}) closes the upstream
+ * connection before the request's end and is answered 400 {@code ambiguous_framing}.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
@@ -151,6 +155,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 current.audit().error(abort.detail());
                 abortExchange(abort.decision());
             }
+        } else if (msg instanceof ExchangeControl.RequestBroken broken) {
+            onRequestBroken(broken);
         } else if (msg instanceof HttpContent content) {
             onRequestContent(content);
         } else {
@@ -225,6 +231,23 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         Reads.setAutoRead(upstream, true);
         if (!requestComplete) {
             Reads.setAutoRead(ctx.channel(), upstream.isWritable());
+        }
+    }
+
+    /** The request body's framing broke: the origin must never see the request end. */
+    private void onRequestBroken(ExchangeControl.RequestBroken broken) {
+        // Nothing more of the request will be read, and the connection is not reused.
+        requestComplete = true;
+        closeDownstream = true;
+        releasePending();
+        closeUpstream();
+        if (current == null) {
+            ctx.close();
+        } else if (!responseStarted) {
+            refuse(broken.decision(), broken.detail());
+        } else {
+            current.audit().error(broken.detail());
+            abortExchange(broken.decision());
         }
     }
 
@@ -326,6 +349,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     private void onResponseContent(HttpContent content) {
+        if (content.decoderResult().isFailure()) {
+            // A malformed body (e.g. a bad chunk-size line): never end it downstream as if it were whole.
+            content.release();
+            current.audit().error("malformed response body from upstream");
+            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
+            return;
+        }
         boolean last = content instanceof LastHttpContent;
         if (!interimResponse && current != null && current.responseScan() != null) {
             current.responseScan().onContent(content.content(), last, current.audit());

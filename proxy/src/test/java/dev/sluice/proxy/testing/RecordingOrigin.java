@@ -51,6 +51,8 @@ public final class RecordingOrigin implements AutoCloseable {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final Channel channel;
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger closedConnections = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong bytesReceived = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
 
     public RecordingOrigin() throws InterruptedException {
@@ -61,7 +63,16 @@ public final class RecordingOrigin implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         connections.incrementAndGet();
-                        ch.pipeline().addLast(new HttpServerCodec(), new Handler());
+                        ch.closeFuture().addListener(f -> closedConnections.incrementAndGet());
+                        ch.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                if (msg instanceof io.netty.buffer.ByteBuf buf) {
+                                    bytesReceived.addAndGet(buf.readableBytes());
+                                }
+                                ctx.fireChannelRead(msg);
+                            }
+                        }, new HttpServerCodec(), new Handler());
                     }
                 })
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
@@ -74,6 +85,16 @@ public final class RecordingOrigin implements AutoCloseable {
     /** TCP connections accepted so far. */
     public int connections() {
         return connections.get();
+    }
+
+    /** TCP connections that have closed so far. */
+    public int closedConnections() {
+        return closedConnections.get();
+    }
+
+    /** Bytes received so far over all connections, as they came off the wire (before any parsing). */
+    public long bytesReceived() {
+        return bytesReceived.get();
     }
 
     public List<Seen> requests() {
