@@ -67,7 +67,9 @@ import java.util.Optional;
  *       and the connection closes</td></tr>
  *   <tr><td>400 malformed_target</td><td>a request-target that has no canonical form</td></tr>
  *   <tr><td>407 unknown_extension</td><td>no or wrong Proxy-Authorization and no {@code default}
- *       extension</td></tr>
+ *       extension; Proxy-Authorization repeated or a list ({@link SingleFields}), whatever the
+ *       policy</td></tr>
+ *   <tr><td>400 malformed_request</td><td>Host repeated or a list ({@link SingleFields})</td></tr>
  *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
  *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
  *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
@@ -256,6 +258,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
         if (transferEncoding != null && !transferEncoding.trim().equalsIgnoreCase("chunked")) {
             refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, "http.framing"), true,
                     "unsupported Transfer-Encoding");
+            return;
+        }
+        Optional<SingleFields.Refusal> repeated = SingleFields.check(request.headers(), front == null);
+        if (repeated.isPresent()) {
+            describeTargetForAudit(request, audit);
+            refuse(ctx, request, audit, repeated.get().decision(), true, repeated.get().detail());
             return;
         }
         if (!context.auditLog().healthy()) {
