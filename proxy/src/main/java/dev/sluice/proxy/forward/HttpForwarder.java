@@ -519,7 +519,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (current != null) {
-            current.audit().error("downstream closed before the exchange ended");
+            if (current.audit().errorOrNull() == null) {
+                // An exchange cut by a timeout already says so (idle_timeout); keep that.
+                current.audit().error("downstream closed before the exchange ended");
+            }
             current.audit().emit();
             current = null;
         }
@@ -531,7 +534,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent && current != null) {
-            current.audit().error("idle_timeout");
+            current.audit().error("idle_timeout: no byte either way for "
+                    + current.policy().limits().idleTimeout().toMillis() + " ms");
         } else if (evt instanceof Draining) {
             // Shutting down: the response in progress (if its head is not out yet) says close.
             closeDownstream = true;
