@@ -500,6 +500,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (evt instanceof IdleStateEvent && state != State.TUNNEL) {
+            HeaderDeadline deadline = ctx.pipeline().get(HeaderDeadline.class);
+            if (state == State.IDLE && deadline != null && deadline.headStarted()) {
+                // A request head began and stalled: the connection's only record says why it ended.
+                recordStall(ctx, Reason.IDLE_TIMEOUT, "limits.idle_timeout", "request head incomplete: no byte for "
+                        + context.policies().current().limits().idleTimeout().toMillis() + " ms");
+            }
             // Let the forwarding phase note it on the exchange's record, then close.
             ctx.fireUserEventTriggered(evt);
             state = State.CLOSED;
@@ -521,19 +527,25 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         Policy policy = context.policies().current();
+        recordStall(ctx, Reason.HEADER_TIMEOUT, "limits.header_timeout",
+                "no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
+        state = State.CLOSED;
+        ctx.close();
+    }
+
+    /** Writes the record of a connection closed while it waited for a request head. */
+    private void recordStall(ChannelHandlerContext ctx, Reason reason, String rule, String error) {
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
                 .listener(listener)
                 .client((InetSocketAddress) ctx.channel().remoteAddress())
                 .decision("deny")
-                .reason(Reason.HEADER_TIMEOUT.label())
-                .rule("limits.header_timeout")
-                .error("no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
+                .reason(reason.label())
+                .rule(rule)
+                .error(error);
         if (boundExtension != null) {
             audit.extension(boundExtension);
         }
         audit.emit();
-        state = State.CLOSED;
-        ctx.close();
     }
 
     private void closeIfDrained(ChannelHandlerContext ctx) {

@@ -154,6 +154,43 @@ class TimeoutRecordTest {
         assertThat(record.path("decision").asText()).isEqualTo("deny");
     }
 
+    @Test
+    void requestHeadStalledUntilTheIdleTimeoutIsRecordedAsIdleTimeout() throws Exception {
+        // idle_timeout shorter than header_timeout: the idle timeout ends the connection, and says so.
+        try (SluiceFixture quick = SluiceFixture.start(quickPolicy("idle_timeout: 500ms\n  header_timeout: 10s"));
+             Socket client = new Socket(quick.address().getAddress(), quick.port())) {
+            client.setSoTimeout(10_000);
+            client.getOutputStream().write("GET http://stall.test/ HTTP/1.1\r\nHo".getBytes(StandardCharsets.US_ASCII));
+            client.getOutputStream().flush();
+            assertThat(client.getInputStream().read()).isEqualTo(-1);
+            JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> quick.audit().stream()
+                    .filter(r -> "idle_timeout".equals(r.path("reason").asText())).findFirst().orElse(null),
+                    r -> r != null);
+            assertThat(record.path("rule").asText()).isEqualTo("limits.idle_timeout");
+            assertThat(record.path("error").asText()).startsWith("request head incomplete");
+        }
+    }
+
+    @Test
+    void anIdleKeptAliveConnectionWithoutAStartedHeadLeavesNoExtraRecord() throws Exception {
+        try (SluiceFixture quick = SluiceFixture.start(quickPolicy("idle_timeout: 500ms"));
+             Socket client = new Socket(quick.address().getAddress(), quick.port())) {
+            client.setSoTimeout(10_000);
+            client.getOutputStream().write("GET http://denied.test/ HTTP/1.1\r\nHost: denied.test\r\n\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            client.getOutputStream().flush();
+            String answer = new String(client.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            assertThat(answer).startsWith("HTTP/1.1 403");
+            quick.stop();
+            assertThat(quick.audit()).hasSize(1);
+        }
+    }
+
+    private static String quickPolicy(String limits) {
+        return "version: 1\nextensions:\n  default:\n    allow: []\nlimits:\n  " + limits
+                + "\nlisten:\n  proxy: 127.0.0.1:0\n";
+    }
+
     private static JsonNode awaitRecord(String field, String value) {
         return await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
                 .filter(r -> value.equals(r.path(field).asText(null))).findFirst().orElse(null), r -> r != null);
