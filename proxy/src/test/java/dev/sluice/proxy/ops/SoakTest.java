@@ -47,25 +47,28 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code mvn -B -pl proxy -am test -Dtest=SoakTest -Dsurefire.failIfNoSpecifiedTests=false
  * -Dsluice.soak.seconds=600}): four clients loop over mixed traffic (plain HTTP, a denied request, a
  * malformed one, a blind CONNECT tunnel with TLS, an intercepted POST carrying a fake credential, a
- * request to an origin that resets mid-body, a chunked body that breaks) while the policy is
+ * request to an origin that resets mid-body, a chunked body that breaks, a name whose DNS server never
+ * answers) while the policy is
  * rewritten and reloaded every 500 ms, alternately valid and broken. Afterwards: every request that
  * names a path has exactly one audit record, every kind has as many records as attempts, the hash
  * chain verifies, every client got a complete answer or a clean close (no hang), descriptors are back
- * at their baseline, and (LeakCheckExtension) no buffer leaked. Not covered here: DNS timeouts, the
- * audit disk filling up, SIGHUP storms (scripts/smoke.sh drives signals).
+ * at their baseline, and (LeakCheckExtension) no buffer leaked. Not covered here: the audit disk
+ * filling up, SIGHUP storms (scripts/smoke.sh drives signals), RSS over time.
  */
 class SoakTest {
 
     static final int WORKERS = 4;
     static final int FD_SLACK = 4;
 
-    enum Kind { PLAIN, DENIED, MALFORMED, BLIND, INTERCEPTED, RESET, BROKEN_CHUNKS }
+    enum Kind { PLAIN, DENIED, MALFORMED, BLIND, INTERCEPTED, RESET, BROKEN_CHUNKS, DNS_TIMEOUT }
 
     @TempDir
     static Path dir;
     private static RecordingOrigin plain;
     private static Origins tls;
     private static ServerSocket resetting;
+    /** A DNS server that never answers: names outside network.hosts time out. */
+    private static java.net.DatagramSocket silentDns;
     private static ExecutorService originThreads;
     private static SluiceFixture sluice;
     private static SSLContext trustSluice;
@@ -77,6 +80,7 @@ class SoakTest {
         tls = Origins.start(TestTls.create(dir.resolve("origin-tls"), "blind.test", "inspected.test"));
         tls.server().stubFor(any(anyUrl()).willReturn(aResponse().withStatus(200).withBody("soak ok")));
         resetting = new ServerSocket(0, 100, InetAddress.getLoopbackAddress());
+        silentDns = new java.net.DatagramSocket(0, InetAddress.getLoopbackAddress());
         originThreads = Executors.newCachedThreadPool();
         originThreads.submit(() -> {
             while (!resetting.isClosed()) {
@@ -103,8 +107,11 @@ class SoakTest {
                         ports: [%3$d]
                       - host: inspected.test
                         ports: [%3$d]
+                      - host: slow-dns.test
+                        ports: [80]
                 network:
                   allow_private: ["127.0.0.1/32"]
+                  resolvers: ["127.0.0.1:%5$d"]
                   hosts:
                     plain.test: 127.0.0.1
                     reset.test: 127.0.0.1
@@ -116,7 +123,8 @@ class SoakTest {
                   extra_trust: ["%4$s"]
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(plain.port(), resetting.getLocalPort(), tls.httpsPort(), tls.caPem().toAbsolutePath());
+                """.formatted(plain.port(), resetting.getLocalPort(), tls.httpsPort(), tls.caPem().toAbsolutePath(),
+                        silentDns.getLocalPort());
         sluice = SluiceFixture.start(goodPolicy);
         trustSluice = TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem"));
     }
@@ -146,6 +154,7 @@ class SoakTest {
         tls.close();
         plain.close();
         resetting.close();
+        silentDns.close();
         originThreads.shutdownNow();
     }
 
@@ -188,7 +197,9 @@ class SoakTest {
                 Random random = new Random(worker);
                 int n = 0;
                 while (System.nanoTime() < end) {
-                    Kind kind = Kind.values()[random.nextInt(Kind.values().length)];
+                    // A DNS timeout holds its client for the query timeout (5 s): one request in 200.
+                    Kind kind = random.nextInt(200) == 0 ? Kind.DNS_TIMEOUT
+                            : Kind.values()[random.nextInt(Kind.DNS_TIMEOUT.ordinal())];
                     try {
                         once(kind, "w" + worker, n++, attempts, paths);
                     } catch (Throwable t) {
@@ -298,6 +309,12 @@ class SoakTest {
                             + "\r\nContent-Type: application/json\r\nContent-Length: " + body.length()
                             + "\r\nConnection: close\r\n\r\n" + body)).startsWith("HTTP/1.1 200").contains("soak ok");
                 }
+            }
+            case DNS_TIMEOUT -> {
+                paths.add(path);
+                // The resolver never answers: a clean 502/504 after the DNS query timeout, never a hang.
+                assertThat(exchange("GET http://slow-dns.test" + path + " HTTP/1.1\r\nHost: slow-dns.test\r\n"
+                        + "Connection: close\r\n\r\n")).matches("(?s)HTTP/1.1 50[24] .*sluice: (dns_failure|upstream_timeout)\n");
             }
             default -> throw new IllegalStateException("kind: " + kind);
         }
