@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the built jar, driven by real signals:
-#  1. the README's first command starts (embedded default policy) and denies a non-LLM host;
+#  1. the README's first command starts (embedded default policy) and denies a non-LLM host; the README's
+#     client example (eval "$(sluice env ...)", curl without -x) goes through it; SIGTERM logs a shutdown line;
 #  2. with a policy file: a denial is audited; SIGHUP reloads the file (the next decision changes);
 #  3. SIGTERM during a 50 MiB CONNECT download lets it finish and its audit line is written;
 #  4. `sluice audit verify` passes on the resulting log.
@@ -32,11 +33,27 @@ wait_port 3128
 status=$(curl -s -o /dev/null -w '%{http_code}' -x http://127.0.0.1:3128 http://example.invalid/ || true)
 echo "smoke: README command: a non-LLM host answered $status"
 [ "$status" = "403" ] || { echo "smoke: expected 403" >&2; cat "$data/readme.log" >&2; exit 1; }
+# The README's client example: `eval "$(sluice env ...)"` in the same directory, then plain curl with
+# no -x: its request goes through Sluice (the audit line shows it), and env named the proxy's own CA.
+env_out=$(cd "$data/readme" && "$repo/sluice" env --extension default 2>"$data/env.err")
+if grep -v '^WARNING: Using incubator modules' "$data/env.err" | grep -q .; then
+  echo "smoke: sluice env warned:" >&2; cat "$data/env.err" >&2; exit 1
+fi
+grep -q "^export http_proxy='http://127.0.0.1:3128'" <<<"$env_out" || { echo "smoke: no lower-case http_proxy" >&2; exit 1; }
+grep -q "^# CA certificate: $data/readme/sluice-data/ca.crt.pem " <<<"$env_out" \
+  || { echo "smoke: sluice env names another CA:" >&2; echo "$env_out" >&2; exit 1; }
+status=$(cd "$data/readme" && eval "$env_out" && curl -s -o /dev/null -w '%{http_code}' http://readme-example.invalid/ || true)
+[ "$status" = "403" ] || { echo "smoke: README example: expected 403 through Sluice, got $status" >&2; exit 1; }
+for _ in $(seq 1 50); do grep -q '"server.address":"readme-example.invalid"' "$data/readme/sluice-data/audit.jsonl" && break; sleep 0.1; done
+grep '"server.address":"readme-example.invalid"' "$data/readme/sluice-data/audit.jsonl" \
+  || { echo "smoke: README example: curl's request has no audit line" >&2; exit 1; }
+echo "smoke: README example (eval sluice env; curl without -x) went through Sluice: ok"
 kill -TERM $readme; wait $readme || true
 # Data at rest is private: the data dir rwx------, the audit log rw-------, the CA key rw-------.
 modes="$(stat -c %a "$data/readme/sluice-data") $(stat -c %a "$data/readme/sluice-data/audit.jsonl") $(stat -c %a "$data/readme/sluice-data/ca.key.pem")"
 echo "smoke: data dir, audit log and CA key modes: $modes"
 [ "$modes" = "700 600 600" ] || { echo "smoke: expected modes 700 600 600" >&2; ls -la "$data/readme/sluice-data" >&2; exit 1; }
+grep -q "^sluice: stopped; audit log " "$data/readme.log" || { echo "smoke: no shutdown line" >&2; cat "$data/readme.log" >&2; exit 1; }
 
 # 2. A policy file, a denial, then SIGHUP.
 port=$(free_port); origin_port=$(free_port)

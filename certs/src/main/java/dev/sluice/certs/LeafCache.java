@@ -2,7 +2,7 @@ package dev.sluice.certs;
 
 import com.github.benmanes.caffeine.cache.AsyncCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.sluice.certs.internal.CanonicalHost;
+import dev.sluice.hosts.CanonicalHost;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;

@@ -1,7 +1,7 @@
 package dev.sluice.certs;
 
 import dev.sluice.certs.internal.AtomicFiles;
-import dev.sluice.certs.internal.CanonicalHost;
+import dev.sluice.hosts.CanonicalHost;
 import dev.sluice.certs.internal.FlatJson;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -31,6 +31,12 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * the {@link PinMismatchException} is thrown — the place to count {@code sluice_pin_failures_total} and
  * to log report-mode mismatches. The listener runs on the handshake thread and must not block.
  *
+ * <p>Resumed sessions: a TLS session that is resumed skips {@code checkServerTrusted}, and the check
+ * stored in it is the one of the handshake that created it, made under the policy and pin store of
+ * that moment. Call {@link #resumeServerTrusted(X509Certificate[], SSLEngine)} for a resumed session
+ * (Netty does, through its {@code ResumableX509ExtendedTrustManager}, before it signals the handshake
+ * as complete): it runs the same check again, now, and replaces the stored one — or throws.
+ *
  * <p>Client certificates are not validated here: the client-side methods always throw.
  */
 public final class PinningTrustManager extends X509ExtendedTrustManager {
@@ -75,6 +81,24 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
             throws CertificateException {
         SSLSession session = socket instanceof SSLSocket ? ((SSLSocket) socket).getHandshakeSession() : null;
         run(chain, authType, session == null ? null : session.getPeerHost(), session);
+    }
+
+    /**
+     * Checks a resumed session as {@link #checkServerTrusted(X509Certificate[], String, SSLEngine)}
+     * checks a full handshake: PKIX (at the current time), hostname and the host's pins as the policy
+     * and the pin store say now, then stores the new check in {@code engine.getSession()} (replacing
+     * the one the session was created with) and tells the listener.
+     *
+     * <p>Blocking, as a full check is (chain validation; TOFU hosts read a small file).
+     *
+     * @param chain the peer chain the session holds, leaf first
+     * @param engine the engine whose handshake resumed a session; its peer host names the upstream host
+     * @throws PinMismatchException on a mismatch in enforce mode
+     * @throws CertificateException if validation or hostname verification fails, or the pin store fails
+     */
+    public void resumeServerTrusted(X509Certificate[] chain, SSLEngine engine) throws CertificateException {
+        Objects.requireNonNull(engine, "engine");
+        run(chain, null, engine.getPeerHost(), engine.getSession());
     }
 
     /** Always throws: without an engine or socket the peer host is unknown. */

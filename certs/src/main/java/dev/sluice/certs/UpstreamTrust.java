@@ -1,6 +1,6 @@
 package dev.sluice.certs;
 
-import dev.sluice.certs.internal.CanonicalHost;
+import dev.sluice.hosts.CanonicalHost;
 import dev.sluice.certs.internal.HostnameMatcher;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;

@@ -1,5 +1,6 @@
 package dev.sluice.certs.internal;
 
+import dev.sluice.hosts.CanonicalHost;
 import java.io.IOException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;

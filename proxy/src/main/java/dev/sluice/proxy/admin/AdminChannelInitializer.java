@@ -1,7 +1,7 @@
 package dev.sluice.proxy.admin;
 
 import dev.sluice.proxy.metrics.SluiceMetrics;
-import dev.sluice.proxy.server.PolicyHolder;
+import dev.sluice.proxy.core.PolicyHolder;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpObjectAggregator;

@@ -2,7 +2,7 @@ package dev.sluice.proxy.admin;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.proxy.server.PolicyHolder;
+import dev.sluice.proxy.core.PolicyHolder;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.rules.policy.Policy;
 import io.netty.buffer.ByteBuf;

@@ -1,25 +1,17 @@
 package dev.sluice.proxy.audit;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.rules.policy.AuditSettings;
-import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -78,20 +70,8 @@ public final class AuditLog implements AuditSink, Closeable {
     private static final Object CLOSE = new Object();
     private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /** The file operations the writer needs; a seam for tests that make writes fail. */
-    interface Output extends Closeable {
-        int write(ByteBuffer src) throws IOException;
-
-        void force() throws IOException;
-
-        /** Closes the active file durably, renames it to {@code .1} (shifting older ones), opens a new one. */
-        default void rotate() throws IOException {
-            throw new IOException("rotation is not supported by this output");
-        }
-    }
-
     private final Path path;
-    private final Output output;
+    private final AuditOutput output;
     private final long closeRetryLimitNanos;
     private final long maxFileBytes;
     private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
@@ -102,22 +82,23 @@ public final class AuditLog implements AuditSink, Closeable {
     private final AtomicLong queuedRecords = new AtomicLong();
     private final AtomicLong rotations = new AtomicLong();
     private final Thread writer;
-    private final JsonFactory json = JsonFactory.builder().build();
     private volatile boolean healthy = true;
     private long lastFailureLogNanos;
     private long failuresSinceLog;
+    private final Backoff backoff;
     // Writer-thread state (set before the writer starts, then only touched by it).
-    private String prevHash;
+    private final ChainedLineEncoder encoder;
     private long fileBytes;
     private boolean needsNewline;
 
-    private AuditLog(Path path, Output output, Duration closeRetryLimit, long maxFileBytes, String prevHash,
+    private AuditLog(Path path, AuditOutput output, Duration closeRetryLimit, long maxFileBytes, String prevHash,
                      long fileBytes, boolean needsNewline) {
         this.path = path;
         this.output = output;
         this.closeRetryLimitNanos = closeRetryLimit.toNanos();
         this.maxFileBytes = maxFileBytes;
-        this.prevHash = prevHash;
+        this.encoder = new ChainedLineEncoder(prevHash);
+        this.backoff = new Backoff(INITIAL_BACKOFF_MILLIS, MAX_BACKOFF_MILLIS, closeRetryLimit);
         this.fileBytes = fileBytes;
         this.needsNewline = needsNewline;
         this.writer = new Thread(this::runWriterGuarded, WRITER_THREAD_NAME);
@@ -167,7 +148,7 @@ public final class AuditLog implements AuditSink, Closeable {
         AuditChain.Tail tail;
         String prevHash;
         try {
-            channel = FileOutput.openAppend(absolute);
+            channel = RotatingFileOutput.openAppend(absolute);
         } catch (IOException e) {
             throw new IOException("cannot open audit log for appending: " + absolute + " (" + e + ")", e);
         }
@@ -183,16 +164,16 @@ public final class AuditLog implements AuditSink, Closeable {
             logger.warn("Audit log {} ends in a partial line ({} bytes in the file); it is left as it is, "
                     + "and the chain continues from the last complete line", absolute, tail.size());
         }
-        return open(absolute, new FileOutput(absolute, channel, keepFiles), DEFAULT_CLOSE_RETRY_LIMIT,
+        return open(absolute, new RotatingFileOutput(absolute, channel, keepFiles), DEFAULT_CLOSE_RETRY_LIMIT,
                 maxFileBytes, prevHash, tail.size(), tail.partial());
     }
 
     /** Opens a log on {@code output} that never rotates and starts a new chain (for tests). */
-    static AuditLog open(Path path, Output output, Duration closeRetryLimit) {
+    static AuditLog open(Path path, AuditOutput output, Duration closeRetryLimit) {
         return open(path, output, closeRetryLimit, Long.MAX_VALUE, AuditChain.GENESIS, 0, false);
     }
 
-    static AuditLog open(Path path, Output output, Duration closeRetryLimit, long maxFileBytes, String prevHash,
+    static AuditLog open(Path path, AuditOutput output, Duration closeRetryLimit, long maxFileBytes, String prevHash,
                          long fileBytes, boolean needsNewline) {
         AuditLog log = new AuditLog(path, output, closeRetryLimit, maxFileBytes, prevHash, fileBytes, needsNewline);
         log.writer.start();
@@ -300,7 +281,7 @@ public final class AuditLog implements AuditSink, Closeable {
     private void runWriter() {
         List<Object> batch = new ArrayList<>(MAX_BATCH);
         LineBuffer bytes = new LineBuffer(64 * 1024);
-        List<long[]> cuts = new ArrayList<>(); // {offset of the first line of a new file, records before it}
+        List<Cut> cuts = new ArrayList<>();
         boolean closing = false;
         long closeDeadline = 0;
         while (true) {
@@ -326,10 +307,10 @@ public final class AuditLog implements AuditSink, Closeable {
                     inFile++;
                 }
                 int start = bytes.size();
-                serialise((AuditRecord) item, bytes);
+                encoder.encode((AuditRecord) item, bytes);
                 int length = bytes.size() - start;
                 if (inFile > 0 && inFile + length > maxFileBytes) {
-                    cuts.add(new long[] {start, records});
+                    cuts.add(new Cut(start, records));
                     inFile = 0;
                 }
                 inFile += length;
@@ -338,17 +319,17 @@ public final class AuditLog implements AuditSink, Closeable {
             if (records > 0) {
                 int from = 0;
                 long done = 0;
-                for (long[] cut : cuts) {
-                    if (!writeSegment(bytes, from, (int) cut[0], closing, closeDeadline)) {
+                for (Cut cut : cuts) {
+                    if (!writeSegment(bytes, from, cut.offset(), closing, closeDeadline)) {
                         return;
                     }
-                    countWritten(cut[1] - done);
-                    done = cut[1];
+                    countWritten(cut.recordsBefore() - done);
+                    done = cut.recordsBefore();
                     if (!rotateWithRetry(closing, closeDeadline)) {
-                        giveUp(ByteBuffer.wrap(bytes.array(), (int) cut[0], bytes.size() - (int) cut[0]));
+                        giveUp(ByteBuffer.wrap(bytes.array(), cut.offset(), bytes.size() - cut.offset()));
                         return;
                     }
-                    from = (int) cut[0];
+                    from = cut.offset();
                 }
                 if (!writeSegment(bytes, from, bytes.size(), closing, closeDeadline)) {
                     return;
@@ -379,73 +360,32 @@ public final class AuditLog implements AuditSink, Closeable {
         queuedRecords.addAndGet(-records);
     }
 
-    /** Serialises one line: the record, then {@code prev_hash}; advances the chain to this line. */
-    private void serialise(AuditRecord record, LineBuffer out) {
-        int start = out.size();
-        try (JsonGenerator g = json.createGenerator(out)) {
-            g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
-            record.writeJson(g, prevHash);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
-        }
-        prevHash = AuditChain.sha256Hex(out.array(), start, out.size() - start);
-        out.write('\n');
-    }
-
     /** Rotates the active file, retrying with backoff; false only if closing and out of time. */
     private boolean rotateWithRetry(boolean closing, long closeDeadline) {
-        long backoffMillis = INITIAL_BACKOFF_MILLIS;
-        while (true) {
-            try {
-                output.rotate();
-                fileBytes = 0;
-                rotations.incrementAndGet();
-                if (!healthy) {
-                    logger.info("Audit log {} rotated after {} failed attempts in total", path, writeFailures.get());
-                    healthy = true;
-                }
-                return true;
-            } catch (IOException | RuntimeException e) {
-                healthy = false;
-                writeFailures.incrementAndGet();
-                logFailure("rotation", e);
-            }
-            if (closing || closed.get()) {
-                if (closeDeadline == 0) {
-                    closeDeadline = System.nanoTime() + closeRetryLimitNanos;
-                }
-                if (System.nanoTime() - closeDeadline >= 0) {
-                    return false;
-                }
-            }
-            sleepMillis(backoffMillis);
-            backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+        boolean done = backoff.retry(() -> {
+            output.rotate();
+            return true;
+        }, e -> failed("rotation", e), () -> closing || closed.get(), closeDeadline);
+        if (!done) {
+            return false;
         }
+        fileBytes = 0;
+        rotations.incrementAndGet();
+        if (!healthy) {
+            logger.info("Audit log {} rotated after {} failed attempts in total", path, writeFailures.get());
+            healthy = true;
+        }
+        return true;
     }
 
     /** Writes all of {@code pending}, retrying with backoff; false only if closing and out of time. */
     private boolean writeFully(ByteBuffer pending, boolean closing, long closeDeadline) {
-        long backoffMillis = INITIAL_BACKOFF_MILLIS;
-        while (pending.hasRemaining()) {
-            try {
-                output.write(pending);
-                continue;
-            } catch (IOException | RuntimeException e) {
-                healthy = false;
-                writeFailures.incrementAndGet();
-                logFailure("write", e);
-            }
-            boolean closeRequested = closing || closed.get();
-            if (closeRequested) {
-                if (closeDeadline == 0) {
-                    closeDeadline = System.nanoTime() + closeRetryLimitNanos;
-                }
-                if (System.nanoTime() - closeDeadline >= 0) {
-                    return false;
-                }
-            }
-            sleepMillis(backoffMillis);
-            backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+        boolean done = backoff.retry(() -> {
+            output.write(pending);
+            return !pending.hasRemaining();
+        }, e -> failed("write", e), () -> closing || closed.get(), closeDeadline);
+        if (!done) {
+            return false;
         }
         if (!healthy) {
             logger.info("Audit log {} is writable again after {} failed attempts in total", path,
@@ -453,6 +393,13 @@ public final class AuditLog implements AuditSink, Closeable {
             healthy = true;
         }
         return true;
+    }
+
+    /** One failed attempt: the log is unhealthy (the proxy refuses traffic), counted, logged at most once a second. */
+    private void failed(String what, Exception e) {
+        healthy = false;
+        writeFailures.incrementAndGet();
+        logFailure(what, e);
     }
 
     private void logFailure(String what, Exception e) {
@@ -495,108 +442,8 @@ public final class AuditLog implements AuditSink, Closeable {
         }
     }
 
-    private static void sleepMillis(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            // only close() ends the writer; keep retrying
-        }
-    }
 
-    /** A byte buffer whose backing array can be read without a copy. */
-    private static final class LineBuffer extends ByteArrayOutputStream {
-        LineBuffer(int size) {
-            super(size);
-        }
-
-        byte[] array() {
-            return buf;
-        }
-    }
-
-    /** Appends to a file; reopens it if the channel was closed under it (e.g. by an interrupt); rotates it. */
-    private static final class FileOutput implements Output {
-        private final Path path;
-        private final int keepFiles;
-        private FileChannel channel;
-
-        FileOutput(Path path, FileChannel channel, int keepFiles) {
-            this.path = path;
-            this.channel = channel;
-            this.keepFiles = keepFiles;
-        }
-
-        /**
-         * Opens {@code path} for appending, creating it {@code rw-------}; an existing file with any group
-         * or other permission is set to {@code rw-------} first (records name hosts, paths and clients).
-         */
-        static FileChannel openAppend(Path path) throws IOException {
-            if (Files.exists(path)) {
-                PrivateFiles.restrict(path, PrivateFiles.FILE);
-            }
-            return FileChannel.open(path, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.APPEND), PosixFilePermissions.asFileAttribute(PrivateFiles.FILE));
-        }
-
-        @Override
-        public int write(ByteBuffer src) throws IOException {
-            if (!channel.isOpen()) {
-                channel = openAppend(path);
-            }
-            return channel.write(src);
-        }
-
-        @Override
-        public void force() throws IOException {
-            channel.force(true);
-        }
-
-        /**
-         * Each step can be repeated after a failure: fsync and close the active file; delete rotated
-         * files numbered keepFiles and above; shift the run .1, .2, … up by one; rename the active file
-         * to .1; fsync the directory; open a new active file.
-         */
-        @Override
-        public void rotate() throws IOException {
-            if (channel.isOpen()) {
-                channel.force(true);
-                channel.close();
-            }
-            if (Files.exists(path)) {
-                Path dir = path.getParent();
-                String name = path.getFileName().toString();
-                TreeMap<Integer, Path> rotated = AuditReader.rotated(dir, name);
-                for (Path old : rotated.tailMap(keepFiles, true).descendingMap().values()) {
-                    Files.deleteIfExists(old);
-                }
-                int top = 0;
-                while (top + 1 < keepFiles && rotated.containsKey(top + 1)) {
-                    top++;
-                }
-                for (int i = top; i >= 1; i--) {
-                    Files.move(sibling(i), sibling(i + 1), StandardCopyOption.ATOMIC_MOVE);
-                }
-                Files.move(path, sibling(1), StandardCopyOption.ATOMIC_MOVE);
-                syncDirectory(dir);
-            }
-            channel = openAppend(path);
-        }
-
-        private Path sibling(int index) {
-            return path.resolveSibling(path.getFileName() + "." + index);
-        }
-
-        private static void syncDirectory(Path dir) {
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true);
-            } catch (IOException e) {
-                // Not every platform can fsync a directory; the renames are atomic either way.
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            channel.close();
-        }
+    /** Where a batch crosses into a new file: the offset of that file's first line, and the records before it. */
+    private record Cut(int offset, long recordsBefore) {
     }
 }

@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
  * rotated set. Exit codes: 0 success; 1 no audit log, an unreadable file, or (verify) a broken chain;
  * 2 a usage error such as a bad {@code --since}. See docs/audit.md.
  */
-@Command(name = "audit", mixinStandardHelpOptions = true, description = "Read the audit log: summary, tail, verify.",
+@Command(name = "audit", description = "Read the audit log: summary, tail, verify.",
         subcommands = {AuditSummaryCommand.class, AuditTailCommand.class, AuditVerifyCommand.class})
 final class AuditCommand {
 

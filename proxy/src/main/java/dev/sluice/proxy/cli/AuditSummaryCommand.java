@@ -26,11 +26,11 @@ import picocli.CommandLine.Option;
  * an extension are counted under {@value #NO_EXTENSION}. Lines that are not JSON objects are skipped
  * and counted ({@code sluice audit verify} names them).
  */
-@Command(name = "summary", mixinStandardHelpOptions = true, description = "Summarise the audit log per extension.")
+@Command(name = "summary", description = "Summarise the audit log per extension.")
 final class AuditSummaryCommand extends CliCommand implements Callable<Integer> {
 
     static final int TOP_DESTINATIONS = 10;
-    static final String NO_EXTENSION = "(none)";
+    static final String NO_EXTENSION = dev.sluice.rules.policy.Extension.UNIDENTIFIED;
 
 
     @Mixin

@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
  * records as they are appended to the active file, following it across rotations (polling every
  * {@value #FOLLOW_POLL_MILLIS} ms), until interrupted.
  */
-@Command(name = "tail", mixinStandardHelpOptions = true, description = "Print the last records of the audit log.")
+@Command(name = "tail", description = "Print the last records of the audit log.")
 final class AuditTailCommand extends CliCommand implements Callable<Integer> {
 
     static final long FOLLOW_POLL_MILLIS = 500;
@@ -112,7 +112,7 @@ final class AuditTailCommand extends CliCommand implements Callable<Integer> {
                 + (port == null ? "" : ":" + port.asInt());
         out.println(String.format(ROW,
                 r.path(AuditFields.TIME).asText("-"),
-                r.path(AuditFields.EXTENSION).asText("-"),
+                r.path(AuditFields.EXTENSION).asText(dev.sluice.rules.policy.Extension.UNIDENTIFIED),
                 r.path(AuditFields.DECISION).asText("-"),
                 r.path(AuditFields.REASON).asText("-"),
                 r.path(AuditFields.HTTP_REQUEST_METHOD).asText("-"),

@@ -15,8 +15,7 @@ import picocli.CommandLine.Mixin;
  * {@code FILE: line N: MESSAGE} (at most {@value AuditVerifier#MAX_PROBLEMS_KEPT}), then
  * {@code FAILED: ...; first: FILE line N}, and exits 1.
  */
-@Command(name = "verify", mixinStandardHelpOptions = true,
-        description = "Check the audit log's hash chain; name the first line where it breaks.")
+@Command(name = "verify", description = "Check the audit log's hash chain; name the first line where it breaks.")
 final class AuditVerifyCommand extends CliCommand implements Callable<Integer> {
 
 

@@ -25,7 +25,10 @@ import picocli.CommandLine.Option;
  * the additive ones ({@code NODE_EXTRA_CA_CERTS}, {@code GOOSE_CA_CERT_PATH}) name the CA file, the
  * replacing ones ({@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE},
  * {@code GIT_SSL_CAINFO}, {@code CARGO_HTTP_CAINFO}) name a bundle of the system roots plus the CA,
- * written to {@code <data dir>/ca-bundle.pem}. Creates the CA if there is none yet.
+ * written to {@code <data dir>/ca-bundle.pem}. The data dir is the one {@code run} uses ({@code --data-dir},
+ * else {@code $SLUICE_DATA_DIR}, else {@code ./sluice-data}); the first comment lines name the CA file.
+ * Creates the CA if there is none yet, with a warning on standard error: a proxy that has run with that
+ * data dir would have created it, so the exports likely name another CA than the running proxy's.
  */
 @Command(name = "env", description = "Print shell exports for a sandboxed process.")
 final class EnvCommand extends CliCommand implements Callable<Integer> {
@@ -58,6 +61,7 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
             err().println("sluice: no extension named \"" + extension + "\" in " + policy.source());
             return 2;
         }
+        boolean caExisted = Files.exists(common.dataDir.resolve(LocalCa.CERT_FILE));
         LocalCa ca;
         try {
             ca = LocalCa.loadOrCreate(common.dataDir);
@@ -86,7 +90,13 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
         String credentials = extension.equals("default") && token == null ? ""
                 : extension + ":" + (token == null ? "<token>" : token) + "@";
         String proxy = "http://" + credentials + host + ":" + listen.getPort();
+        if (!caExisted) {
+            err().println("sluice: warning: no CA in " + common.dataDir.toAbsolutePath() + " yet; created "
+                    + caFile + ". A running Sluice uses the CA in its own --data-dir: give `sluice env` the same "
+                    + "--data-dir (or SLUICE_DATA_DIR) as `sluice run`.");
+        }
         out.println("# Sluice: egress for extension \"" + extension + "\" (" + policy.source() + ")");
+        out.println("# CA certificate: " + caFile + " (data dir " + common.dataDir.toAbsolutePath() + ")");
         for (String name : new String[] {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY"}) {
             export(out, name, proxy);
         }

@@ -11,7 +11,8 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code sluice pins show [HOST]} and {@code sluice pins reset HOST}: the TOFU pins recorded in the data
- * dir ({@code pins/}). A reset takes effect at the next handshake to that host, in a running Sluice too.
+ * dir ({@code pins/}). A reset takes effect in a running Sluice too, from its next upstream connection to
+ * that host (upstream TLS sessions are never resumed, so every connection checks the pin store).
  */
 @Command(name = "pins", description = "Show or reset recorded (TOFU) pins.",
         subcommands = {PinsCommand.Show.class, PinsCommand.Reset.class})

@@ -65,8 +65,10 @@ final class RunCommand implements Callable<Integer> {
             if (watching != null) {
                 watching.close();
             }
+            System.err.println("sluice: shutting down (grace " + shutdownGraceSeconds + " s)");
             server.close(Duration.ofSeconds(shutdownGraceSeconds));
             auditLog.close();
+            System.err.println("sluice: stopped; audit log " + auditPath + " flushed and closed");
             stopped.countDown();
         }, "sluice-shutdown"));
         System.err.println("sluice: explicit proxy on " + server.proxyAddress().getHostString() + ":"

@@ -5,9 +5,9 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code sluice} command line (design.md "CLI"). Exit codes: 0 success, 1 a policy or check error,
- * 2 a usage error.
+ * 2 a usage error. {@code --help} and {@code --version} are inherited by every subcommand.
  */
-@Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0",
+@Command(name = "sluice", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, version = "sluice 0.1.0",
         description = "Egress allowlist forward proxy for sandboxed AI-agent extensions.",
         subcommands = {RunCommand.class, CheckCommand.class, DecideCommand.class, TokenCommand.class, CaCommand.class,
                 EnvCommand.class, PinsCommand.class, AuditCommand.class})

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.cli;
 
+import dev.sluice.rules.policy.Extension;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -12,7 +13,8 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code sluice token new NAME}: prints a fresh random token (32 bytes from {@link SecureRandom},
- * base64url without padding) once, with the {@code token_sha256} line to paste into the policy.
+ * base64url without padding) once, with the {@code token_sha256} line to paste into the policy. A
+ * {@code NAME} that is not a valid extension name ({@link Extension#NAME_PATTERN}) is a usage error (exit 2).
  */
 @Command(name = "token", description = "Manage extension tokens.", subcommands = TokenCommand.New.class)
 final class TokenCommand {
@@ -25,6 +27,9 @@ final class TokenCommand {
 
         @Override
         public Integer call() throws NoSuchAlgorithmException {
+            if (!Extension.isValidName(name)) {
+                throw usage("NAME: \"" + name + "\" is not a valid extension name (expected: " + Extension.NAME_PATTERN + ")");
+            }
             byte[] raw = new byte[32];
             new SecureRandom().nextBytes(raw);
             String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);

@@ -1,8 +1,9 @@
 package dev.sluice.proxy.dial;
 
-import dev.sluice.proxy.server.Transport;
+import dev.sluice.proxy.transport.Transport;
 import dev.sluice.rules.decision.AddressDecision;
 import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.SelfEndpoints;
@@ -86,7 +87,7 @@ public final class UpstreamDialer implements AutoCloseable {
         Promise<Dialed> promise = loop.newPromise();
         resolve(loop, policy, target).addListener((Future<List<InetAddress>> resolved) -> {
             if (!resolved.isSuccess()) {
-                promise.tryFailure(new DialFailure(Decision.deny(Reason.DNS_FAILURE, "network.dns"), null,
+                promise.tryFailure(new DialFailure(Decision.deny(Reason.DNS_FAILURE, BuiltinRules.DNS), null,
                         "no address for " + target.host()));
                 return;
             }
@@ -117,7 +118,7 @@ public final class UpstreamDialer implements AutoCloseable {
                 } else {
                     Reason reason = f.cause() instanceof ConnectTimeoutException
                             ? Reason.UPSTREAM_TIMEOUT : Reason.UPSTREAM_CONNECT_FAILED;
-                    promise.tryFailure(new DialFailure(Decision.deny(reason, "network.connect"), checked,
+                    promise.tryFailure(new DialFailure(Decision.deny(reason, BuiltinRules.CONNECT), checked,
                             reason.label() + " " + remote.getAddress().getHostAddress() + ":" + remote.getPort()));
                 }
             });

@@ -1,6 +1,6 @@
 package dev.sluice.proxy.dns;
 
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ProxyContext;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.dns.DatagramDnsQueryDecoder;

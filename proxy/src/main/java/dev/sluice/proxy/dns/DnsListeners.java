@@ -1,6 +1,6 @@
 package dev.sluice.proxy.dns;
 
-import dev.sluice.proxy.server.Transport;
+import dev.sluice.proxy.transport.Transport;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;

@@ -1,9 +1,10 @@
 package dev.sluice.proxy.dns;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.transparent.SourceIdentity;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.SourceIdentity;
 import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.Verdict;
@@ -66,7 +67,7 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
     /** TTL of the answers, in seconds: short, so a policy reload is seen soon. */
     static final int TTL_SECONDS = 5;
     /** Rule id of responder refusals that no rule decided. */
-    static final String DNS_RULE = "dns";
+    static final String DNS_RULE = BuiltinRules.DNS_QUERY;
 
     private final ProxyContext context;
     private final InetAddress answer;
@@ -107,7 +108,7 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
         String name = question.name();
         Optional<Extension> extension = SourceIdentity.identify(policy, sender.getAddress());
         if (extension.isEmpty()) {
-            audit.server(printable(name), 53).decision(Decision.deny(Reason.UNKNOWN_EXTENSION, "sources"))
+            audit.server(printable(name), 53).decision(Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.SOURCES))
                     .error("no extension has this source address").emit();
             ctx.writeAndFlush(response.setCode(DnsResponseCode.REFUSED));
             return;

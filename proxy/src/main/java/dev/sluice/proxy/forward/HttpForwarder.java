@@ -1,25 +1,26 @@
 package dev.sluice.proxy.forward;
 
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.exchange.ExchangeControl;
+
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
-import dev.sluice.proxy.explicit.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeSequencer;
+import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
-import dev.sluice.certs.PinMismatchException;
-import dev.sluice.proxy.intercept.InterceptionTls;
-import dev.sluice.proxy.intercept.UpstreamTls;
-import dev.sluice.proxy.server.ByteCounter;
+import dev.sluice.proxy.tls.InterceptionTls;
+import dev.sluice.proxy.tls.UpstreamTls;
+import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.rules.target.Target;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
-import javax.net.ssl.SSLException;
-import dev.sluice.proxy.server.Draining;
+import dev.sluice.proxy.core.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.Policy;
@@ -34,7 +35,6 @@ import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
@@ -62,15 +62,21 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Answers it sends itself: 403 {@code address_class} / {@code self_loop} (a resolved answer
  * is denied), 502 {@code dns_failure} / {@code upstream_connect_failed}, 504 {@code upstream_timeout};
- * a response that breaks off mid-body, or whose body framing is malformed (a bad chunk), closes the
- * downstream connection without ending the body, so the client never takes a cut body for a whole one
- * (before the response head, a malformed response is 502 {@code upstream_connect_failed}). A request
- * whose own chunked framing breaks mid-body ({@link ExchangeControl.RequestBroken}) closes the upstream
- * connection before the request's end and is answered 400 {@code ambiguous_framing}.
+ * 502 {@code upstream_protocol_error} for a response head the decoder rejects (bad status line or
+ * header block, RFC 9112 sections 4 and 5) or a {@code 101} nobody asked for; a response that breaks
+ * off or turns malformed mid-body closes the downstream connection. Nothing the decoder rejected is
+ * ever written downstream. A request whose own chunked framing breaks mid-body
+ * ({@link ExchangeControl.Abort} from the request phase) closes the upstream connection before the
+ * request's end and is answered 400 {@code malformed_request}. A client that half-closes mid-body
+ * ({@link ExchangeControl.ClientClosedMidBody}) gets nothing more: the upstream connection and the
+ * downstream connection close, and the record says {@code error: client_closed_mid_body}.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private static final Logger log = LoggerFactory.getLogger(HttpForwarder.class);
+
+    /** Rule id of refusals caused by what the origin answered. */
+    static final String RULE_UPSTREAM = BuiltinRules.UPSTREAM;
 
     /** Largest response header block accepted from an origin, in bytes. */
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
@@ -80,6 +86,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Throwable upstreamFailure;
     private String upstreamPin;
+    /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
+    private Throwable upstreamHandshakeFailure;
 
     private Channel upstream;
     private ByteCounter upstreamCounter;
@@ -121,12 +129,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamAuthority = target.authority();
         upstreamPolicy = policy;
         upstreamFailure = null;
+        upstreamHandshakeFailure = null;
         Reads.setAutoRead(channel, true);
     }
 
     private void installUpstreamHandlers(Channel ch, Target target) {
         if (upstreamTls != null) {
-            ch.pipeline().addLast("tls", upstreamTls.newHandler(ch.alloc(), target.host(), target.port()));
+            upstreamTls.install(ch.pipeline(), target.host(), target.port());
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
         ch.pipeline().addLast("response", new UpstreamResponseHandler());
@@ -155,8 +164,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 current.audit().error(abort.detail());
                 abortExchange(abort.decision());
             }
-        } else if (msg instanceof ExchangeControl.RequestBroken broken) {
-            onRequestBroken(broken);
+        } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
+            onClientClosedMidBody(closed);
         } else if (msg instanceof HttpContent content) {
             onRequestContent(content);
         } else {
@@ -180,6 +189,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 request.audit().pin(upstreamPin);
             }
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            return;
+        }
+        if (upstreamHandshakeFailure != null && authority.equals(upstreamAuthority)
+                && request.policy() == upstreamPolicy) {
+            // The connection this forwarder adopted failed its TLS handshake before the request came
+            // (a pin mismatch, an untrusted chain): that is the answer, not a second handshake.
+            Throwable failure = upstreamHandshakeFailure;
+            upstreamHandshakeFailure = null;
+            closeUpstream();
+            refuse(UpstreamFailures.classify(failure), "upstream TLS: " + failure.getClass().getSimpleName());
             return;
         }
         closeUpstream();
@@ -210,7 +229,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!f.isSuccess()) {
             Throwable cause = f.cause();
             Decision denial = cause instanceof DialFailure failure
-                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
             releasePending();
             refuse(denial, cause instanceof DialFailure ? cause.getMessage() : "connect failed");
             return;
@@ -218,6 +237,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         Dialed dialed = f.getNow();
         upstream = dialed.channel();
         upstreamFailure = null;
+        upstreamHandshakeFailure = null;
         upstreamPin = null;
         upstreamCounter = counter;
         upstreamAuthority = request.target().target().authority();
@@ -231,23 +251,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         Reads.setAutoRead(upstream, true);
         if (!requestComplete) {
             Reads.setAutoRead(ctx.channel(), upstream.isWritable());
-        }
-    }
-
-    /** The request body's framing broke: the origin must never see the request end. */
-    private void onRequestBroken(ExchangeControl.RequestBroken broken) {
-        // Nothing more of the request will be read, and the connection is not reused.
-        requestComplete = true;
-        closeDownstream = true;
-        releasePending();
-        closeUpstream();
-        if (current == null) {
-            ctx.close();
-        } else if (!responseStarted) {
-            refuse(broken.decision(), broken.detail());
-        } else {
-            current.audit().error(broken.detail());
-            abortExchange(broken.decision());
         }
     }
 
@@ -278,6 +281,25 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * The request body can no longer arrive (the client half-closed): the exchange ends now. The
+     * upstream connection closes (a dial still under way is closed when it completes), the record is
+     * written with what was counted so far, and the downstream connection closes once what is already
+     * written is flushed; nothing more is sent to the client.
+     */
+    private void onClientClosedMidBody(ExchangeControl.ClientClosedMidBody closed) {
+        lingering = false;
+        releasePending();
+        ForwardRequest request = current;
+        current = null;
+        closeUpstream();
+        if (request != null) {
+            request.audit().error(closed.error());
+            request.audit().emit();
+        }
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
     // ---- responses from upstream --------------------------------------------------------------
 
     private void onResponse(Channel from, HttpObject msg) {
@@ -287,58 +309,70 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             from.close();
             return;
         }
-        if (msg instanceof HttpResponse response) {
-            onResponseHead(response);
+        if (msg.decoderResult().isFailure()) {
+            // What the decoder could not parse is never relayed: it may be a whole (empty) message
+            // standing for the bad head, or the last chunk of a broken body.
+            onMalformedResponse(msg);
+            return;
+        }
+        if (msg instanceof HttpResponse response && !onResponseHead(response)) {
+            return;
         }
         if (msg instanceof HttpContent content) {
             onResponseContent(content);
         }
     }
 
-    private void onResponseHead(HttpResponse response) {
+    /**
+     * Ends the exchange on a response the decoder rejected (RFC 9112: a bad status line or header
+     * block, a broken chunk): releases {@code msg} once and writes nothing of it; 502
+     * {@code upstream_protocol_error} when the head is not out yet, else the downstream connection
+     * closes (the client must not take a cut body for a whole one).
+     */
+    private void onMalformedResponse(HttpObject msg) {
+        boolean head = msg instanceof HttpResponse;
+        ReferenceCountUtil.release(msg);
+        current.audit().error(head ? "malformed response head from upstream"
+                : "malformed response body from upstream");
+        abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+    }
+
+    /**
+     * Handles a valid response head; returns false when it ended the exchange (nothing of this
+     * response is relayed then).
+     */
+    private boolean onResponseHead(HttpResponse response) {
         AuditEvent audit = current.audit();
-        if (response.decoderResult().isFailure()) {
-            ReferenceCountUtil.release(response);
-            audit.error("malformed response from upstream");
-            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
-            return;
-        }
         int code = response.status().code();
         if (code == 101) {
-            audit.error("upgrade is not supported through the proxy");
-            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
-            return;
+            // Sluice never forwards an Upgrade, so no origin may switch protocols.
+            ReferenceCountUtil.release(response);
+            audit.error("upstream switched protocols (101) though no upgrade was asked for");
+            abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+            return false;
         }
         interimResponse = code >= 100 && code < 200;
         boolean originKeepAlive = HttpUtil.isKeepAlive(response);
         HopByHop.strip(response.headers());
         if (interimResponse) {
             ctx.write(response);
-            return;
+            return true;
         }
         responseStarted = true;
         audit.statusCode(code);
         if (current.responseScan() != null) {
             current.responseScan().onHead(response);
         }
-        upstreamKeepAlive = originKeepAlive;
         HttpVersion downstreamVersion = current.request().protocolVersion();
-        boolean bodyless = HttpMethod.HEAD.equals(current.request().method()) || code == 204 || code == 304;
-        boolean chunked = HttpUtil.isTransferEncodingChunked(response);
-        boolean lengthKnown = HttpUtil.isContentLengthSet(response);
-        if (!bodyless && !chunked && !lengthKnown) {
-            // Delimited by the origin closing: never reuse that connection.
-            upstreamKeepAlive = false;
-            if (downstreamVersion.equals(HttpVersion.HTTP_1_1)) {
-                HttpUtil.setTransferEncodingChunked(response, true);
-            } else {
-                closeDownstream = true;
-            }
-        } else if (chunked && downstreamVersion.equals(HttpVersion.HTTP_1_0)) {
-            // An HTTP/1.0 client cannot read chunked framing: send the body delimited by close.
+        ResponseFraming framing = ResponseFraming.of(downstreamVersion, current.request().method(), code,
+                HttpUtil.isTransferEncodingChunked(response), HttpUtil.isContentLengthSet(response), originKeepAlive);
+        upstreamKeepAlive = framing.upstreamReusable();
+        if (framing.chunk()) {
+            HttpUtil.setTransferEncodingChunked(response, true);
+        } else if (framing.unchunk()) {
             HttpUtil.setTransferEncodingChunked(response, false);
-            closeDownstream = true;
         }
+        closeDownstream |= framing.closeDownstream();
         response.setProtocolVersion(HttpVersion.HTTP_1_1);
         if (closeDownstream) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -346,16 +380,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
         }
         ctx.write(response);
+        return true;
     }
 
     private void onResponseContent(HttpContent content) {
-        if (content.decoderResult().isFailure()) {
-            // A malformed body (e.g. a bad chunk-size line): never end it downstream as if it were whole.
-            content.release();
-            current.audit().error("malformed response body from upstream");
-            abortExchange(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream"));
-            return;
-        }
         boolean last = content instanceof LastHttpContent;
         if (!interimResponse && current != null && current.responseScan() != null) {
             current.responseScan().onContent(content.content(), last, current.audit());
@@ -387,9 +415,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExplicitRequestHandler.class);
+        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
-            ((ExplicitRequestHandler) requestPhase.handler()).exchangeComplete(requestPhase);
+            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
         }
     }
 
@@ -423,10 +451,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         audit.emit();
         if (close && !requestComplete) {
-            // The request body is still coming: drop it as it arrives, close when it ends (or later).
+            // The request body is still coming: drop it as it arrives, close when it ends, when the
+            // client half-closes, or after the linger. Reading may have been paused (for the dial, or
+            // for backpressure): without reading, neither the body's end nor a FIN would be seen.
             lingering = true;
             ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             Lingering.closeLater(ctx);
+            Reads.setAutoRead(ctx.channel(), true);
             return;
         }
         if (close) {
@@ -434,9 +465,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExplicitRequestHandler.class);
+        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
-            ((ExplicitRequestHandler) requestPhase.handler()).exchangeComplete(requestPhase);
+            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
         }
     }
 
@@ -451,21 +482,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             current.audit().error(failure == null ? "upstream closed before the response ended"
                     : "upstream: " + failure.getClass().getSimpleName()
                     + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
-            abortExchange(failureDecision(failure));
+            abortExchange(UpstreamFailures.classify(failure));
         }
-    }
-
-    /** Maps an upstream failure to the reason the client is told: a pin, TLS, or anything else. */
-    private static Decision failureDecision(Throwable cause) {
-        if (cause != null && PinMismatchException.find(cause).isPresent()) {
-            return Decision.deny(Reason.PIN_MISMATCH, "inspect.pins");
-        }
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            if (t instanceof SSLException) {
-                return Decision.deny(Reason.UPSTREAM_TLS_FAILED, "network.tls");
-            }
-        }
-        return Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.upstream");
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {
@@ -474,6 +492,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         if (!event.isSuccess()) {
             upstreamFailure = event.cause();
+            if (current == null) {
+                upstreamHandshakeFailure = event.cause();
+            }
             return;
         }
         SslHandler tls = channel.pipeline().get(SslHandler.class);

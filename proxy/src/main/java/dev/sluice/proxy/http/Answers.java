@@ -24,7 +24,8 @@ import java.nio.charset.StandardCharsets;
  *       path_not_allowed, address_class, self_loop</td></tr>
  *   <tr><td>407</td><td>unknown_extension, with {@code Proxy-Authenticate: Basic realm="sluice"}</td></tr>
  *   <tr><td>431</td><td>header_too_large</td></tr>
- *   <tr><td>502 / 504</td><td>upstream_connect_failed, dns_failure / upstream_timeout</td></tr>
+ *   <tr><td>501</td><td>upgrade_not_supported</td></tr>
+ *   <tr><td>502 / 504</td><td>upstream_connect_failed, upstream_protocol_error, dns_failure / upstream_timeout</td></tr>
  *   <tr><td>503</td><td>connection_limit, audit_unavailable</td></tr>
  * </table>
  */

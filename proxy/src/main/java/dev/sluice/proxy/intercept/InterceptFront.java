@@ -1,8 +1,8 @@
 package dev.sluice.proxy.intercept;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.MisdirectedRequestException;
-import dev.sluice.proxy.explicit.RequestFront;
+import dev.sluice.proxy.exchange.MisdirectedRequestException;
+import dev.sluice.proxy.exchange.RequestFront;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
@@ -33,7 +33,7 @@ public record InterceptFront(String extension, Target target, String listener) i
     }
 
     @Override
-    public Optional<Extension> identify(Policy policy) {
+    public Optional<Extension> identify(Policy policy, HttpRequest request) {
         return policy.extension(extension);
     }
 
@@ -57,7 +57,7 @@ public record InterceptFront(String extension, Target target, String listener) i
     }
 
     @Override
-    public String scheme() {
+    public String scheme(HttpRequest request) {
         return "https";
     }
 

@@ -1,13 +1,16 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.rules.decision.BuiltinRules;
+import dev.sluice.proxy.tls.InterceptionTls;
+
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.request.ExplicitRequestHandler;
 import dev.sluice.proxy.forward.HttpForwarder;
 import dev.sluice.proxy.metrics.TrafficMeter;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.InspectedHost;
 import dev.sluice.rules.policy.Policy;
@@ -19,8 +22,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SniHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -67,22 +69,19 @@ public final class Interception {
         tunnelAudit.tlsMode("intercept");
         counter.fallback(tunnelAudit, traffic);
         ChannelPipeline p = downstream.pipeline();
-        for (String name : List.of(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
-                ExplicitChannelInitializer.FORWARD)) {
+        for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.FORWARD)) {
             if (p.get(name) != null) {
                 p.remove(name);
             }
         }
         InterceptFront front = new InterceptFront(extension, target, listener);
         HttpForwarder forwarder = new HttpForwarder(context,
-                tls::newUpstreamHandler);
+                tls::installUpstream);
         Gate gate = new Gate(tunnelAudit);
-        HttpDecoderConfig decoder = ExplicitChannelInitializer.decoderConfig(policy.limits());
-        String anchor = p.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null
-                ? ExplicitChannelInitializer.HEADER_DEADLINE : null;
+        String anchor = p.get(HttpPipeline.HEADER_DEADLINE) != null ? HttpPipeline.HEADER_DEADLINE : null;
         ChannelInboundHandlerAdapter peek = new Peek(tunnelAudit);
-        SniHandler sni = new SniHandler((String hostname, Promise<SslContext> promise) ->
-                mapSni(tls, target, hostname, gate, promise));
+        SniHandler sni = new InterceptSni((String hostname, Promise<SslContext> promise) ->
+                mapSni(tls, target, hostname, gate, promise), gate, target.host());
         if (anchor != null) {
             p.addAfter(anchor, PEEK, peek);
         } else {
@@ -90,12 +89,8 @@ public final class Interception {
         }
         p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
-        p.addAfter("gate", ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.newDecoder(decoder));
-        p.addAfter(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
-        p.addAfter(ExplicitChannelInitializer.ENCODER, ExplicitChannelInitializer.REQUEST,
-                new ExplicitRequestHandler(context, front));
-        p.addAfter(ExplicitChannelInitializer.REQUEST, "redact", new RedactionPhase(inspected.redact()));
-        p.addAfter("redact", ExplicitChannelInitializer.FORWARD, forwarder);
+        HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
+                new RedactionPhase(inspected.redact()), forwarder);
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
@@ -142,6 +137,56 @@ public final class Interception {
         return promise;
     }
 
+    /**
+     * The SNI step, which first reads the ClientHello's ALPN offer (RFC 7301): a client that offers
+     * protocols but not {@code http/1.1} (an h2-only client) gets the fatal {@code no_application_protocol}
+     * alert and the tunnel ends with reason {@code no_application_protocol}; a ClientHello without ALPN,
+     * or with {@code http/1.1} among its protocols, goes on to the SNI check and the handshake.
+     */
+    private static final class InterceptSni extends SniHandler {
+        private final Gate gate;
+        private final String host;
+
+        InterceptSni(io.netty.util.AsyncMapping<String, SslContext> mapping, Gate gate, String host) {
+            super(mapping);
+            this.gate = gate;
+            this.host = host;
+        }
+
+        @Override
+        protected io.netty.util.concurrent.Future<SslContext> lookup(ChannelHandlerContext ctx, ByteBuf clientHello)
+                throws Exception {
+            if (clientHello != null) {
+                java.util.Optional<List<String>> offered = AlpnOffer.offered(clientHello);
+                if (offered.isPresent() && !offered.get().contains(ApplicationProtocolNames.HTTP_1_1)) {
+                    gate.refusal = Reason.NO_APPLICATION_PROTOCOL;
+                    gate.detail = "ALPN: no http/1.1 in the offer " + printable(offered.get()) + " for " + host
+                            + " (alert no_application_protocol)";
+                    gate.alert = ctx.writeAndFlush(AlpnOffer.alert(ctx.alloc()));
+                    return ctx.executor().newFailedFuture(new javax.net.ssl.SSLHandshakeException(
+                            "no application protocol in common with the client's ALPN offer"));
+                }
+            }
+            return super.lookup(ctx, clientHello);
+        }
+
+        /** At most 4 names of at most 16 characters, non-printable bytes as '?': bounded audit text. */
+        private static String printable(List<String> names) {
+            StringBuilder out = new StringBuilder("[");
+            for (int i = 0; i < names.size() && i < 4; i++) {
+                String name = names.get(i);
+                if (i > 0) {
+                    out.append(", ");
+                }
+                for (int c = 0; c < name.length() && c < 16; c++) {
+                    char ch = name.charAt(c);
+                    out.append(ch >= 0x21 && ch < 0x7f ? ch : '?');
+                }
+            }
+            return out.append(names.size() > 4 ? ", ...]" : "]").toString();
+        }
+    }
+
     /** Refuses a tunnel whose first bytes are not a TLS handshake record (RFC 8446 section 5.1, type 22). */
     private static final class Peek extends ChannelInboundHandlerAdapter {
         private static final byte HANDSHAKE = 22;
@@ -156,7 +201,7 @@ public final class Interception {
             if (msg instanceof ByteBuf buf && buf.isReadable()) {
                 if (buf.getByte(buf.readerIndex()) != HANDSHAKE) {
                     ReferenceCountUtil.release(msg);
-                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule("inspect")
+                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule(BuiltinRules.INSPECT)
                             .error("not TLS in a tunnel to an inspected host");
                     ctx.close();
                     return;
@@ -172,6 +217,10 @@ public final class Interception {
         private final AuditEvent tunnelAudit;
         volatile Reason refusal;
         volatile String sni;
+        /** The audit text of a refusal that has more to say than its reason. */
+        volatile String detail;
+        /** The write of the alert that refused the ClientHello, if one was sent. */
+        volatile io.netty.channel.ChannelFuture alert;
 
         Gate(AuditEvent tunnelAudit) {
             this.tunnelAudit = tunnelAudit;
@@ -201,11 +250,11 @@ public final class Interception {
         private void fail(ChannelHandlerContext ctx, Throwable cause) {
             Reason reason = refusal;
             if (reason != null) {
-                tunnelAudit.decision("deny").reason(reason.label()).rule("inspect");
+                tunnelAudit.decision("deny").reason(reason.label()).rule(BuiltinRules.INSPECT);
                 if (sni != null) {
                     tunnelAudit.tlsSni(sni.length() > 253 ? sni.substring(0, 253) : sni);
                 }
-                tunnelAudit.error(switch (reason) {
+                tunnelAudit.error(detail != null ? detail : switch (reason) {
                     case NO_SNI -> "no SNI in the ClientHello";
                     case SNI_MISMATCH -> "SNI does not name the CONNECT host";
                     default -> "no leaf certificate for the host: " + cause.getClass().getSimpleName();
@@ -214,7 +263,13 @@ public final class Interception {
                 tunnelAudit.error("downstream TLS: " + cause.getClass().getSimpleName());
                 log.debug("interception of {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
             }
-            ctx.close();
+            io.netty.channel.ChannelFuture written = alert;
+            if (written != null) {
+                // Close once the alert is out, so that the client reads it rather than a reset.
+                written.addListener(f -> ctx.close());
+            } else {
+                ctx.close();
+            }
         }
     }
 }

@@ -3,10 +3,11 @@ package dev.sluice.proxy.intercept;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ConnectRequest;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.transparent.InterceptionPath;
+import dev.sluice.proxy.exchange.ConnectRequest;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.exchange.InterceptionPath;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.InspectedHost;
@@ -66,7 +67,7 @@ public final class TransparentInterception implements InterceptionPath {
             }
             if (!f.isSuccess()) {
                 Decision denial = f.cause() instanceof DialFailure failure
-                        ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+                        ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
                 audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
                         .error(f.cause().getMessage());
                 audit.emit();

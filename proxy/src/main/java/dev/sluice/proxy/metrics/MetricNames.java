@@ -24,6 +24,10 @@ public final class MetricNames {
     public static final String POLICY_RELOADS = "sluice.policy.reloads";
     /** {@code sluice_audit_write_failures_total}. */
     public static final String AUDIT_WRITE_FAILURES = "sluice.audit.write.failures";
+    /** Records that did not reach standard output or the OTLP collector, by {@code reason} (the file has them). */
+    public static final String AUDIT_EXPORT_FAILURES = "sluice.audit.export.failures";
+    /** Records delivered by the audit export, by {@code sink} ({@code otlp}, {@code stdout}). */
+    public static final String AUDIT_EXPORTED = "sluice.audit.exported";
 
     /** Tag keys. */
     public static final String EXTENSION = "extension";
@@ -34,11 +38,12 @@ public final class MetricNames {
     public static final String RESULT = "result";
     public static final String DETECTOR = "detector";
     public static final String HOST = "host";
+    public static final String SINK = "sink";
 
     /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
     public static final String DENIED_DESTINATION = "denied";
-    /** The extension label when no extension was identified. */
-    public static final String UNKNOWN_EXTENSION = "unknown";
+    /** The extension label when no extension was identified ({@link dev.sluice.rules.policy.Extension#UNIDENTIFIED}). */
+    public static final String UNKNOWN_EXTENSION = dev.sluice.rules.policy.Extension.UNIDENTIFIED;
 
     private MetricNames() {
     }

@@ -1,6 +1,6 @@
 package dev.sluice.proxy.metrics;
 
-import dev.sluice.proxy.server.EgressBudgets;
+import dev.sluice.proxy.limits.EgressBudgets;
 import io.micrometer.core.instrument.Counter;
 
 /**

@@ -1,5 +1,7 @@
 package dev.sluice.proxy.server;
 
+import dev.sluice.proxy.core.PolicyHolder;
+
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyError;
 import dev.sluice.rules.policy.PolicyException;

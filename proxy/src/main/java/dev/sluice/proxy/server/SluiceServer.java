@@ -1,14 +1,23 @@
 package dev.sluice.proxy.server;
 
+import dev.sluice.proxy.core.ConnectionLimits;
+import dev.sluice.proxy.core.Draining;
+import dev.sluice.proxy.core.PolicyHolder;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.limits.EgressBudgets;
+import dev.sluice.proxy.transport.Transport;
+
 import dev.sluice.proxy.admin.AdminChannelInitializer;
+import dev.sluice.proxy.audit.AuditExport;
 import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.audit.AuditSink;
 import dev.sluice.proxy.dns.DnsChannelInitializer;
 import dev.sluice.proxy.dns.DnsListeners;
 import dev.sluice.proxy.intercept.TransparentInterception;
 import dev.sluice.proxy.transparent.TransparentChannelInitializer;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.intercept.InterceptionTls;
+import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.metrics.MeteredAuditSink;
 import dev.sluice.proxy.metrics.MetricNames;
 import dev.sluice.proxy.metrics.SluiceMetrics;
@@ -18,6 +27,7 @@ import dev.sluice.rules.policy.Policy;
 import io.micrometer.core.instrument.Tags;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -29,6 +39,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
@@ -39,6 +50,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -79,9 +91,10 @@ public final class SluiceServer implements AutoCloseable {
     private boolean closed;
 
     private final InterceptionTls interception;
+    private final AuditExport export;
 
-    private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads)
-            throws Exception {
+    private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
+                         Map<String, String> otelConfig) throws Exception {
         this.transport = Transport.detect(policy.listen().transparent() != null);
         this.policies = new PolicyHolder(policy, clock);
         this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
@@ -90,11 +103,27 @@ public final class SluiceServer implements AutoCloseable {
         Path base = policyFile == null ? Path.of("").toAbsolutePath() : policyFile.toAbsolutePath().getParent();
         List<Path> extraTrust = policy.tls().extraTrust().stream().map(base::resolve).toList();
         // First, so that a CA that cannot load stops the start before any thread exists.
-        this.interception = InterceptionTls.start(dataDir, extraTrust, policies, metrics);
+        this.interception = InterceptionTls.start(dataDir, extraTrust, policies::current, metrics);
         this.group = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("sluice-io", true),
                 transport.ioHandlerFactory());
         this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
-        this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, auditLog), dialer, clock,
+        // Read at start, like listen: the stdout and OTLP copies of each record, after the file's.
+        this.export = AuditExport.start(policy.audit(), otelConfig, System.out);
+        AuditSink records = export == null ? auditLog : record -> {
+            auditLog.write(record);
+            export.write(record);
+        };
+        if (export != null) {
+            for (AuditExport.Failure failure : AuditExport.Failure.values()) {
+                metrics.functionCounter(MetricNames.AUDIT_EXPORT_FAILURES, Tags.of(MetricNames.REASON, failure.label()),
+                        export, e -> e.failures(failure));
+            }
+            metrics.functionCounter(MetricNames.AUDIT_EXPORTED, Tags.of(MetricNames.SINK, "otlp"), export,
+                    AuditExport::exportedOtlp);
+            metrics.functionCounter(MetricNames.AUDIT_EXPORTED, Tags.of(MetricNames.SINK, "stdout"), export,
+                    AuditExport::writtenStdout);
+        }
+        this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, records), dialer, clock,
                 metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock));
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
@@ -119,10 +148,22 @@ public final class SluiceServer implements AutoCloseable {
      */
     public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
                                      int ioThreads) throws Exception {
+        return start(policy, policyFile, dataDir, auditLog, clock, ioThreads, Map.of());
+    }
+
+    /**
+     * Starts Sluice like {@link #start(Policy, Path, Path, AuditLog, Clock, int)}, with OpenTelemetry
+     * settings for the audit export ({@link AuditExport}) that override the environment's.
+     *
+     * @param otelConfig {@code otel.*} property names and values, e.g. {@code otel.exporter.otlp.endpoint}
+     */
+    public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
+                                     int ioThreads, Map<String, String> otelConfig) throws Exception {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(auditLog, "auditLog");
         SluiceServer server = new SluiceServer(policy, policyFile, Objects.requireNonNull(dataDir, "dataDir"),
-                auditLog, Objects.requireNonNull(clock, "clock"), ioThreads);
+                auditLog, Objects.requireNonNull(clock, "clock"), ioThreads,
+                Objects.requireNonNull(otelConfig, "otelConfig"));
         try {
             server.bind(policy.listen());
         } catch (Exception e) {
@@ -141,19 +182,19 @@ public final class SluiceServer implements AutoCloseable {
                 ch.pipeline().addLast(explicitInit);
             }
         };
-        Channel explicit = listener(tracked)
+        Channel explicit = bound(listener(tracked)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 // A client's FIN must not close the connection by itself: a CONNECT tunnel relays it.
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .bind(listen.proxy()).sync().channel();
+                .bind(listen.proxy()), "listen.proxy", listen.proxy());
         listeners.add(explicit);
         proxyAddress = (InetSocketAddress) explicit.localAddress();
 
         List<InetSocketAddress> bound = new ArrayList<>();
         bound.add(proxyAddress);
         if (listen.admin() != null) {
-            Channel admin = listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason))
-                    .bind(listen.admin()).sync().channel();
+            Channel admin = bound(listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason))
+                    .bind(listen.admin()), "listen.admin", listen.admin());
             listeners.add(admin);
             adminAddress = (InetSocketAddress) admin.localAddress();
             if (!adminAddress.getAddress().isLoopbackAddress()) {
@@ -166,12 +207,15 @@ public final class SluiceServer implements AutoCloseable {
         if (listen.transparent() != null) {
             if (!"epoll".equals(transport.name())) {
                 // Without SO_ORIGINAL_DST every connection would look addressed to the listener's port.
-                throw new IllegalStateException("listen.transparent needs the native epoll transport (Linux): "
-                        + Epoll.unavailabilityCause());
+                throw new IllegalStateException("listen.transparent needs Netty's native epoll transport, which "
+                        + "ships for Linux x86_64 and aarch64; here (" + System.getProperty("os.name") + " "
+                        + System.getProperty("os.arch") + ") it did not load: " + Epoll.unavailabilityCause()
+                        + " (with a read-only root and a noexec /tmp, put the library on -Djava.library.path, "
+                        + "as the container image does, or point -Dio.netty.native.workdir at an executable directory)");
             }
             TransparentChannelInitializer transparentInit = new TransparentChannelInitializer(context,
                     new TransparentInterception(context));
-            Channel transparent = listener(new ChannelInitializer<Channel>() {
+            Channel transparent = bound(listener(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {
                     downstream.add(ch);
@@ -179,15 +223,20 @@ public final class SluiceServer implements AutoCloseable {
                 }
             }).childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                    .bind(listen.transparent()).sync().channel();
+                    .bind(listen.transparent()), "listen.transparent", listen.transparent());
             listeners.add(transparent);
             transparentAddress = (InetSocketAddress) transparent.localAddress();
             bound.add(transparentAddress);
         }
         if (listen.dns() != null) {
             // UDP, and TCP (RFC 7766) on the same address and port.
-            List<Channel> dns = DnsListeners.bind(group, transport,
-                    new DnsChannelInitializer(context, listen.transparent().getAddress()), listen.dns());
+            List<Channel> dns;
+            try {
+                dns = DnsListeners.bind(group, transport,
+                        new DnsChannelInitializer(context, listen.transparent().getAddress()), listen.dns());
+            } catch (Exception e) {
+                throw bindFailure("listen.dns", listen.dns(), e);
+            }
             listeners.addAll(dns);
             dnsAddress = (InetSocketAddress) dns.get(0).localAddress();
             bound.add(dnsAddress);
@@ -199,6 +248,54 @@ public final class SluiceServer implements AutoCloseable {
         log.info("redaction keyword scan: {}", policies.current().redaction().detectors().prefilter().vectorized()
                 ? "vector (jdk.incubator.vector)"
                 : "scalar (start the JVM with --add-modules jdk.incubator.vector, as ./sluice does, for the vector scan)");
+    }
+
+    /** Waits for {@code future}'s bind; a failure becomes a {@link java.net.BindException} naming the listener. */
+    private static Channel bound(ChannelFuture future, String key, InetSocketAddress address) throws BindException {
+        future.awaitUninterruptibly();
+        if (!future.isSuccess()) {
+            throw bindFailure(key, address, future.cause());
+        }
+        return future.channel();
+    }
+
+    /**
+     * Describes a listener that could not be bound, in one line an operator can act on: the policy key,
+     * the address, the system's words for the failure, and a hint, e.g. {@code listen.transparent
+     * 10.220.5.1:15001: cannot assign requested address — create the namespace first
+     * (docker/sandbox-netns.sh up)}.
+     *
+     * @param key the policy key that names the listener ({@code listen.proxy}, {@code listen.admin},
+     *            {@code listen.transparent}, {@code listen.dns})
+     */
+    static BindException bindFailure(String key, InetSocketAddress address, Throwable cause) {
+        String what = cause == null || cause.getMessage() == null ? String.valueOf(cause) : cause.getMessage();
+        // Netty's native transport says "bind(..) failed with error(-99): Cannot assign requested address";
+        // NIO says "Cannot assign requested address".
+        java.util.regex.Matcher syscall = java.util.regex.Pattern.compile("^\\w+\\(\\.\\.\\) failed[^:]*: ").matcher(what);
+        if (syscall.find()) {
+            what = what.substring(syscall.end());
+        }
+        String lower = what.toLowerCase(java.util.Locale.ROOT);
+        String hint;
+        if (lower.contains("assign requested address")) {
+            hint = key.equals("listen.transparent") || key.equals("listen.dns")
+                    ? "create the namespace first (docker/sandbox-netns.sh up)"
+                    : "no local interface has this address";
+        } else if (lower.contains("already in use")) {
+            hint = "another process listens there (another Sluice?); stop it or change " + key;
+        } else if (lower.contains("permission denied")) {
+            hint = "ports below 1024 need CAP_NET_BIND_SERVICE; choose a port above 1023";
+        } else {
+            hint = "check " + key + " in the policy";
+        }
+        String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
+        BindException e = new BindException(key + " " + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":"
+                + address.getPort() + ": " + lower + " \u2014 " + hint);
+        if (cause != null) {
+            e.initCause(cause);
+        }
+        return e;
     }
 
     private ServerBootstrap listener(ChannelHandler childHandler) {
@@ -298,6 +395,11 @@ public final class SluiceServer implements AutoCloseable {
             return;
         }
         closed = true;
+        long startNanos = System.nanoTime();
+        int open = downstream.size();
+        if (ready) {
+            log.info("sluice stopping: {} connection(s) open, grace {} ms", open, grace.toMillis());
+        }
         if (reloader != null) {
             reloader.close();
         }
@@ -327,8 +429,15 @@ public final class SluiceServer implements AutoCloseable {
         dialer.close();
         group.shutdownGracefully(0, LOOP_SHUTDOWN_MILLIS, TimeUnit.MILLISECONDS)
                 .awaitUninterruptibly(LOOP_SHUTDOWN_MILLIS + 1_000);
+        if (export != null) {
+            export.close(); // after the event loops: every connection has written its record
+        }
         metrics.registry().close();
         interception.close();
+        if (ready) {
+            log.info("sluice stopped in {} ms ({} connection(s) were open)",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), open);
+        }
     }
 
     /** Returns the interception TLS material (the local CA among it). */

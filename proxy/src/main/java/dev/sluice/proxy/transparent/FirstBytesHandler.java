@@ -1,15 +1,20 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.core.SourceIdentity;
+import dev.sluice.proxy.exchange.InterceptionPath;
+import dev.sluice.proxy.tls.ClientHelloParser;
+
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
-import dev.sluice.proxy.explicit.HeaderDeadline;
-import dev.sluice.proxy.explicit.StrictRequestDecoder;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.request.ExplicitRequestHandler;
+import dev.sluice.proxy.http.HeaderDeadline;
+import dev.sluice.proxy.http.StrictRequestDecoder;
 import dev.sluice.proxy.forward.HttpForwarder;
-import dev.sluice.proxy.server.Draining;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.Draining;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.policy.Extension;
@@ -110,7 +115,7 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
         Policy policy = context.policies().current();
         Optional<Extension> identified = SourceIdentity.identify(policy, client.getAddress());
         if (identified.isEmpty()) {
-            refuse(ctx, Decision.deny(Reason.UNKNOWN_EXTENSION, "sources"), "no extension has this source address");
+            refuse(ctx, Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.SOURCES), "no extension has this source address");
             return;
         }
         extension = identified.get();
@@ -161,7 +166,7 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
             switch (result.kind()) {
                 case NEED_MORE -> needBytes = result.needBytes();
                 case SNI, NO_SNI -> toTunnel(ctx, result.serverName());
-                case TOO_LARGE -> refuse(ctx, Decision.deny(Reason.HEADER_TOO_LARGE, "limits.max_header_bytes"),
+                case TOO_LARGE -> refuse(ctx, Decision.deny(Reason.HEADER_TOO_LARGE, BuiltinRules.MAX_HEADER_BYTES),
                         "ClientHello over " + maxBytes + " bytes");
                 case NOT_TLS -> refuse(ctx, Decision.deny(Reason.NOT_HTTP_OR_TLS, PEEK_RULE), "not a TLS handshake");
                 case MALFORMED -> refuse(ctx, Decision.deny(Reason.NOT_HTTP_OR_TLS, PEEK_RULE),
@@ -201,8 +206,8 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     private void toTunnel(ChannelHandlerContext ctx, String serverName) {
         done = true;
         ChannelPipeline pipeline = ctx.pipeline();
-        if (pipeline.get(ExplicitChannelInitializer.HEADER_DEADLINE) != null) {
-            pipeline.remove(ExplicitChannelInitializer.HEADER_DEADLINE);
+        if (pipeline.get(HttpPipeline.HEADER_DEADLINE) != null) {
+            pipeline.remove(HttpPipeline.HEADER_DEADLINE);
         }
         Reads.setAutoRead(ctx.channel(), false);
         ByteBuf hello = cumulation;
@@ -216,19 +221,11 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     private void toHttp(ChannelHandlerContext ctx) {
         done = true;
         Policy policy = context.policies().current();
-        HttpDecoderConfig config = new HttpDecoderConfig()
-                .setMaxInitialLineLength(16_384)
-                .setMaxHeaderSize(policy.limits().maxHeaderBytes())
-                .setMaxChunkSize(65_536)
-                .setStrictLineParsing(true);
         TransparentFront front = new TransparentFront(
                 ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress(), original.getPort());
         ChannelPipeline pipeline = ctx.pipeline();
-        String name = ctx.name();
-        pipeline.addAfter(name, ExplicitChannelInitializer.FORWARD, new HttpForwarder(context));
-        pipeline.addAfter(name, ExplicitChannelInitializer.REQUEST, new ExplicitRequestHandler(context, front));
-        pipeline.addAfter(name, ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder());
-        pipeline.addAfter(name, ExplicitChannelInitializer.DECODER, new StrictRequestDecoder(config));
+        HttpPipeline.install(pipeline, ctx.name(), policy.limits(), new ExplicitRequestHandler(context, front), null,
+                new HttpForwarder(context));
         ByteBuf bytes = cumulation;
         cumulation = null;
         ctx.fireChannelRead(bytes);
@@ -247,13 +244,13 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (!done) {
             if (evt instanceof HeaderDeadline.HeaderTimeoutEvent) {
-                refuse(ctx, Decision.deny(Reason.HEADER_TIMEOUT, "limits.header_timeout"),
+                refuse(ctx, Decision.deny(Reason.HEADER_TIMEOUT, BuiltinRules.HEADER_TIMEOUT),
                         "no complete ClientHello or request head within "
                                 + context.policies().current().limits().headerTimeout().toMillis() + " ms");
                 return;
             }
             if (evt instanceof IdleStateEvent) {
-                refuse(ctx, Decision.deny(Reason.IDLE_TIMEOUT, "limits.idle_timeout"), "idle_timeout");
+                refuse(ctx, Decision.deny(Reason.IDLE_TIMEOUT, BuiltinRules.IDLE_TIMEOUT), "idle_timeout");
                 return;
             }
             if (evt instanceof ChannelInputShutdownEvent || evt instanceof Draining) {

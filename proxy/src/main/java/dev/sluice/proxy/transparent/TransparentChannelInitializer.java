@@ -1,8 +1,10 @@
 package dev.sluice.proxy.transparent;
 
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.explicit.HeaderDeadline;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.exchange.InterceptionPath;
+
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.http.HeaderDeadline;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.policy.Limits;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -49,9 +51,9 @@ public final class TransparentChannelInitializer extends ChannelInitializer<Chan
     protected void initChannel(Channel ch) {
         Limits limits = context.policies().current().limits();
         ch.pipeline()
-                .addLast(ExplicitChannelInitializer.IDLE,
+                .addLast(HttpPipeline.IDLE,
                         new IdleStateHandler(true, 0, 0, limits.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
-                .addLast(ExplicitChannelInitializer.HEADER_DEADLINE, new HeaderDeadline(limits.headerTimeout().toMillis()))
+                .addLast(HttpPipeline.HEADER_DEADLINE, new HeaderDeadline(limits.headerTimeout().toMillis()))
                 .addLast(PEEK, new FirstBytesHandler(context, interception, limits.maxHeaderBytes()));
     }
 }

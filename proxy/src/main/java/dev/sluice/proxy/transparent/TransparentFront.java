@@ -1,6 +1,8 @@
 package dev.sluice.proxy.transparent;
 
-import dev.sluice.proxy.explicit.RequestFront;
+import dev.sluice.proxy.core.SourceIdentity;
+
+import dev.sluice.proxy.exchange.RequestFront;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
@@ -44,7 +46,7 @@ final class TransparentFront implements RequestFront {
     }
 
     @Override
-    public Optional<Extension> identify(Policy policy) {
+    public Optional<Extension> identify(Policy policy, HttpRequest request) {
         return SourceIdentity.identify(policy, source);
     }
 

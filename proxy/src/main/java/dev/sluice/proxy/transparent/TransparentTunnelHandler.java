@@ -1,14 +1,17 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.exchange.InterceptionPath;
+
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ConnectRequest;
+import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.metrics.TrafficMeter;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.tunnel.Tunnels;
 import dev.sluice.rules.decision.Decider;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.TunnelMode;
@@ -99,7 +102,7 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
                 target = TargetParser.canonicalHost(start.original().getAddress().getHostAddress(), port);
             }
         } catch (MalformedTargetException e) {
-            refuse(ctx, Decision.deny(Reason.MALFORMED_TARGET, "tls.sni"), e.getMessage());
+            refuse(ctx, Decision.deny(Reason.MALFORMED_TARGET, BuiltinRules.TLS_SNI), e.getMessage());
             return;
         }
         audit.server(target.host(), target.port());
@@ -113,25 +116,25 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!context.auditLog().healthy()) {
-            refuse(ctx, Decision.deny(Reason.AUDIT_UNAVAILABLE, "audit"), "audit log unavailable");
+            refuse(ctx, Decision.deny(Reason.AUDIT_UNAVAILABLE, BuiltinRules.AUDIT), "audit log unavailable");
             return;
         }
         String name = extension.name();
         if (!context.connections().tryAcquire(name, TransparentFront.LISTENER,
                 policy.limits().maxConnectionsPerExtension())) {
-            refuse(ctx, Decision.deny(Reason.CONNECTION_LIMIT, "limits.max_connections_per_extension"), null);
+            refuse(ctx, Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS), null);
             return;
         }
         ctx.channel().closeFuture().addListener(f -> context.connections().release(name, TransparentFront.LISTENER));
         if (context.budgets().exhausted(name, policy.limits().egressBudgetBytes(), policy.limits().egressBudgetWindow())) {
-            refuse(ctx, Decision.deny(Reason.EGRESS_BUDGET, "limits.egress_budget"), null);
+            refuse(ctx, Decision.deny(Reason.EGRESS_BUDGET, BuiltinRules.EGRESS_BUDGET), null);
             return;
         }
         TrafficMeter traffic = context.traffic(policy, extension, decision);
         if (decision.tunnelMode() == TunnelMode.INTERCEPT) {
             if (!interception.available()) {
                 // Fail closed: an inspected host is never relayed blind.
-                refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, "inspect"),
+                refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, BuiltinRules.INSPECT),
                         "interception is not available on this listener");
                 return;
             }
@@ -165,7 +168,7 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
         }
         if (!f.isSuccess()) {
             Decision denial = f.cause() instanceof DialFailure failure
-                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
             refuse(ctx, denial, f.cause().getMessage());
             return;
         }

@@ -1,16 +1,17 @@
 package dev.sluice.proxy.tunnel;
 
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.explicit.ConnectRequest;
+import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.intercept.Interception;
 import dev.sluice.rules.policy.InspectedHost;
 import java.util.Optional;
 import dev.sluice.proxy.http.Answers;
-import dev.sluice.proxy.server.ByteCounter;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ByteCounter;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.TunnelMode;
@@ -79,7 +80,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         Reads.setAutoRead(ctx.channel(), false);
         if (connect.decision().tunnelMode() == TunnelMode.INTERCEPT && context.interception() == null) {
             // Fail closed: an inspected host is never relayed blind.
-            refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, "inspect"),
+            refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, BuiltinRules.INSPECT),
                     "interception is not available");
             return;
         }
@@ -110,7 +111,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         }
         if (!f.isSuccess()) {
             Decision denial = f.cause() instanceof DialFailure failure
-                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, "network.connect");
+                    ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
             refuse(ctx, denial, f.cause().getMessage());
             return;
         }
@@ -134,7 +135,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
             if (inspected.isEmpty() || downstreamInputShut) {
                 // The 200 is out, so the refusal is a closed tunnel with its record; never a blind relay.
                 upstream.close();
-                audit.decision(Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, "inspect"))
+                audit.decision(Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, BuiltinRules.INSPECT))
                         .error(downstreamInputShut ? "downstream half-closed before its TLS handshake"
                                 : "the host is not under inspect in this policy snapshot");
                 audit.emit();

@@ -1,6 +1,6 @@
 package dev.sluice.proxy.tunnel;
 
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.Reads;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;

@@ -1,7 +1,8 @@
 package dev.sluice.proxy.tunnel;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.transparent.ClientHelloParser;
+import dev.sluice.proxy.tls.ClientHelloParser;
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
@@ -37,7 +38,7 @@ import java.util.ArrayDeque;
 final class TunnelStartGate extends ChannelInboundHandlerAdapter {
 
     /** Rule id of refusals of a ClientHello that could not be read. */
-    static final String CLIENT_HELLO_RULE = "tls.client_hello";
+    static final String CLIENT_HELLO_RULE = BuiltinRules.TLS_CLIENT_HELLO;
 
     private final Policy policy;
     private final Extension extension;
@@ -99,7 +100,7 @@ final class TunnelStartGate extends ChannelInboundHandlerAdapter {
 
     /** Asks the rules; an extension gone from the snapshot (cannot happen: it decided) is refused. */
     private Decision start(boolean tls, String sni) {
-        return extension == null ? Decision.deny(Reason.UNKNOWN_EXTENSION, "auth")
+        return extension == null ? Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.AUTH)
                 : Decider.decideTunnelStart(policy, extension, target, tunnel, tls, sni);
     }
 

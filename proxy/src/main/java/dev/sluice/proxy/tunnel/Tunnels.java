@@ -1,7 +1,7 @@
 package dev.sluice.proxy.tunnel;
 
 import dev.sluice.proxy.audit.AuditEvent;
-import dev.sluice.proxy.server.Reads;
+import dev.sluice.proxy.core.Reads;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 

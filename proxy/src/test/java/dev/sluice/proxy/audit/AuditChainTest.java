@@ -233,7 +233,7 @@ class AuditChainTest {
     void aFailedRotationIsRetriedAndNoRecordIsLost() throws Exception {
         AtomicInteger failures = new AtomicInteger(2);
         List<StringBuilder> files = new ArrayList<>(List.of(new StringBuilder()));
-        AuditLog.Output output = new AuditLog.Output() {
+        AuditOutput output = new AuditOutput() {
             @Override
             public synchronized int write(ByteBuffer src) {
                 int n = src.remaining();

@@ -268,7 +268,7 @@ class AuditLogTest {
 
     @Test
     void aWriterThatDiesLeavesTheLogUnhealthyAndCloseStillReturns() {
-        AuditLog.Output broken = new AuditLog.Output() {
+        AuditOutput broken = new AuditOutput() {
             @Override
             public int write(ByteBuffer src) {
                 throw new AssertionError("simulated writer bug");
@@ -290,7 +290,7 @@ class AuditLogTest {
     }
 
     /** An output that fails on demand, and can write a few bytes before failing. */
-    private static final class FlakyOutput implements AuditLog.Output {
+    private static final class FlakyOutput implements AuditOutput {
         final AtomicBoolean failing = new AtomicBoolean();
         final AtomicInteger partialThenFail = new AtomicInteger();
         private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();

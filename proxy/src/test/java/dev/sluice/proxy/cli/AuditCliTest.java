@@ -93,7 +93,7 @@ class AuditCliTest {
         assertThat(json.get("skipped_lines").asLong()).isZero();
         assertThat(json.get("files").size()).isGreaterThan(1);
         JsonNode exts = json.get("extensions");
-        assertThat(exts).extracting(e -> e.get("extension").asText()).containsExactly("(none)", "github", "npm");
+        assertThat(exts).extracting(e -> e.get("extension").asText()).containsExactly("(unidentified)", "github", "npm");
         JsonNode gh = exts.get(1);
         assertThat(gh.get("requests").asLong()).isEqualTo(5);
         assertThat(gh.get("allowed").asLong()).isEqualTo(3);
@@ -123,17 +123,18 @@ class AuditCliTest {
         assertThat(run.out()).startsWith("9 records in ");
         List<String> lines = run.out().lines().toList();
         assertThat(lines).contains(
-                "EXTENSION  REQUESTS  ALLOWED  DENIED  WOULD_DENY  BYTES_SENT  BYTES_RECEIVED  REDACTIONS",
-                "(none)            1        0       1           0           0               0           0",
-                "github            5        3       2           0         600            3000           3",
-                "npm               3        2       0           1          25               6           0",
+                "EXTENSION       REQUESTS  ALLOWED  DENIED  WOULD_DENY  BYTES_SENT  BYTES_RECEIVED  REDACTIONS",
+                "(unidentified)         1        0       1           0           0               0           0",
+                "github                 5        3       2           0         600            3000           3",
+                "npm                    3        2       0           1          25               6           0",
                 "Denials by reason",
-                "github     not_allowlisted          1",
-                "github     port_not_allowed         1",
-                "(none)     unknown_extension        1",
+                "github          not_allowlisted          1",
+                "github          port_not_allowed         1",
+                "(unidentified)  unknown_extension        1",
                 "Top destinations (by requests, at most 10 per extension)",
-                "github     api.github.com:443             3",
-                "npm        registry.npmjs.org:443         2");
+                "(unidentified)  api.github.com:443             1",
+                "github          api.github.com:443             3",
+                "npm             registry.npmjs.org:443         2");
     }
 
     @Test
@@ -155,7 +156,7 @@ class AuditCliTest {
                 "--decision", "deny", "--since", "2h").out());
         assertThat(denials.get("records").asLong()).isEqualTo(3);
         assertThat(denials.get("extensions")).extracting(e -> e.get("extension").asText())
-                .containsExactly("(none)", "github");
+                .containsExactly("(unidentified)", "github");
     }
 
     @Test
@@ -186,7 +187,7 @@ class AuditCliTest {
         assertThat(rows).hasSize(4);
         assertThat(rows.get(0)).startsWith("TIME").contains("EXTENSION", "DECISION", "REASON", "DESTINATION");
         assertThat(rows.get(1)).contains("github", "port_not_allowed", "api.github.com:8443", "403");
-        assertThat(rows.get(3)).contains(" - ", "unknown_extension");
+        assertThat(rows.get(3)).contains(" (unidentified) ", "unknown_extension");
     }
 
     @Test

@@ -2,15 +2,21 @@ package dev.sluice.proxy.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyLoader;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The command line as an operator uses it: check, decide, token new. */
@@ -106,5 +112,58 @@ class CliTest {
         assertThat(policy.authenticate("github", token.group(1))).isPresent();
         assertThat(policy.authenticate("github", token.group(1) + "x")).isEmpty();
         assertThat(sluice("token", "new", "github").out()).doesNotContain(token.group(1));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"bad:name", "with space", "ünicode", ".dot", "a/b",
+            "x2345678901234567890123456789012345678901234567890123456789012345"})
+    void tokenNewRejectsNamesThatAreNotExtensionNames(String name) {
+        Run run = sluice("token", "new", name);
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(run.out()).doesNotContain("token:");
+        assertThat(run.err()).contains("is not a valid extension name (expected: " + Extension.NAME_PATTERN + ")");
+    }
+
+    /** Every command and subcommand answers --help with its usage on standard output and exit 0. */
+    @Test
+    void everySubcommandAnswersHelp() {
+        List<String> paths = new ArrayList<>();
+        collect(new CommandLine(SluiceCli.class), paths);
+        assertThat(paths).contains("sluice run", "sluice env", "sluice token new", "sluice ca export",
+                "sluice audit verify", "sluice pins reset");
+        for (String path : paths) {
+            List<String> args = new ArrayList<>(List.of(path.split(" ")).subList(1, path.split(" ").length));
+            args.add("--help");
+            Run run = sluice(args.toArray(String[]::new));
+            assertThat(run.code()).as(path + " --help: " + run.err()).isZero();
+            assertThat(run.out()).as(path + " --help").startsWith("Usage: " + path);
+            assertThat(run.err()).as(path + " --help").isEmpty();
+        }
+        assertThat(sluice("run", "--help").out()).contains("--data-dir=DIR").contains("SLUICE_DATA_DIR")
+                .contains("--shutdown-grace-seconds");
+    }
+
+    private static void collect(CommandLine cli, List<String> paths) {
+        paths.add(cli.getCommandSpec().qualifiedName());
+        cli.getSubcommands().values().stream().distinct().forEach(sub -> collect(sub, paths));
+    }
+
+    @Test
+    void envNamesTheCaFileOfItsDataDirAndWarnsWhenItHadToCreateIt(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        Run first = sluice("env", "--extension", "default", "--data-dir", data.toString());
+        assertThat(first.code()).as(first.err()).isZero();
+        Path caFile = data.resolve("ca.crt.pem").toAbsolutePath();
+        assertThat(first.err()).contains("warning: no CA in " + data.toAbsolutePath())
+                .contains("the same --data-dir (or SLUICE_DATA_DIR) as `sluice run`");
+        assertThat(first.out()).contains("# CA certificate: " + caFile + " (data dir " + data.toAbsolutePath() + ")")
+                .contains("export NODE_EXTRA_CA_CERTS='" + caFile + "'")
+                .contains("export http_proxy='http://127.0.0.1:3128'")
+                .contains("export HTTP_PROXY='http://127.0.0.1:3128'");
+
+        Run second = sluice("env", "--extension", "default", "--data-dir", data.toString());
+        assertThat(second.err()).isEmpty();
+        assertThat(second.out()).isEqualTo(first.out());
+        assertThat(sluice("ca", "show", "--data-dir", data.toString()).out()).contains("file:      " + data.resolve("ca.crt.pem"));
     }
 }

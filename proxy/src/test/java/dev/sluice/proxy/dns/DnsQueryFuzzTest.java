@@ -3,7 +3,7 @@ package dev.sluice.proxy.dns;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.testing.EmbeddedContext;
 import dev.sluice.proxy.testing.InetEmbeddedChannel;
 import io.netty.buffer.ByteBuf;

@@ -1,5 +1,8 @@
 package dev.sluice.proxy.explicit;
 
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.http.StrictRequestDecoder;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.rules.policy.Limits;
@@ -160,7 +163,7 @@ class StrictRequestDecoderTest {
     }
 
     private static EmbeddedChannel channel() {
-        return new EmbeddedChannel(new StrictRequestDecoder(ExplicitChannelInitializer.decoderConfig(
+        return new EmbeddedChannel(new StrictRequestDecoder(HttpPipeline.decoderConfig(
                 new Limits(Duration.ofSeconds(15), Duration.ofSeconds(120), 32768, 32L << 20, 512))));
     }
 

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.sluice.proxy.transparent.ClientHelloParser;
-import dev.sluice.proxy.transparent.ClientHelloParser.Kind;
-import dev.sluice.proxy.transparent.ClientHelloParser.Result;
+import dev.sluice.proxy.tls.ClientHelloParser;
+import dev.sluice.proxy.tls.ClientHelloParser.Kind;
+import dev.sluice.proxy.tls.ClientHelloParser.Result;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 

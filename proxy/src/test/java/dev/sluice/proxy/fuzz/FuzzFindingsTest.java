@@ -2,9 +2,9 @@ package dev.sluice.proxy.fuzz;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.proxy.transparent.ClientHelloParser;
-import dev.sluice.proxy.transparent.ClientHelloParser.Kind;
-import dev.sluice.proxy.transparent.ClientHelloParser.Result;
+import dev.sluice.proxy.tls.ClientHelloParser;
+import dev.sluice.proxy.tls.ClientHelloParser.Kind;
+import dev.sluice.proxy.tls.ClientHelloParser.Result;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.sluice.proxy.explicit.ConnectRequest;
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
-import dev.sluice.proxy.explicit.ExplicitRequestHandler;
-import dev.sluice.proxy.explicit.ForwardRequest;
-import dev.sluice.proxy.explicit.StrictRequestDecoder;
-import dev.sluice.proxy.forward.ExchangeControl;
-import dev.sluice.proxy.server.ProxyContext;
+import dev.sluice.proxy.exchange.ConnectRequest;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.request.ExplicitRequestHandler;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.proxy.http.StrictRequestDecoder;
+import dev.sluice.proxy.exchange.ExchangeControl;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.testing.EmbeddedContext;
 import dev.sluice.proxy.testing.InetEmbeddedChannel;
 import io.netty.buffer.ByteBuf;
@@ -35,13 +35,13 @@ import java.util.Set;
 
 /**
  * Fuzzes the explicit listener's HTTP front (the strict decoder and the request phase, the
- * pipeline {@link ExplicitChannelInitializer} builds, up to the forwarder) through an EmbeddedChannel,
+ * pipeline {@link HttpPipeline} builds, up to the forwarder) through an EmbeddedChannel,
  * with the bytes cut into up to four reads. A recording stand-in for the forwarder answers each
  * exchange 200. Properties: no exception leaves the pipeline; every answer is an HTTP/1.1 status line
  * of the documented set; what the front hands on as a request has exactly one Host, no
  * Proxy-Authorization, not both Content-Length and Transfer-Encoding, an origin-form target and a
  * method other than CONNECT; and no failed body content ever reaches the forwarder (a broken chunked
- * body becomes {@link ExchangeControl.RequestBroken}). Seeds: {@code HttpFrontFuzzTestInputs/}.
+ * body becomes an {@link ExchangeControl.Abort}). Seeds: {@code HttpFrontFuzzTestInputs/}.
  */
 class HttpFrontFuzzTest {
 
@@ -69,11 +69,11 @@ class HttpFrontFuzzTest {
         EmbeddedChannel ch = new InetEmbeddedChannel(new InetSocketAddress("127.0.0.1", 3128),
                 new InetSocketAddress("127.0.0.1", 40000));
         ch.pipeline()
-                .addLast(ExplicitChannelInitializer.DECODER, new StrictRequestDecoder(
-                        ExplicitChannelInitializer.decoderConfig(CONTEXT.policies().current().limits())))
-                .addLast(ExplicitChannelInitializer.ENCODER, new HttpResponseEncoder())
-                .addLast(ExplicitChannelInitializer.REQUEST, new ExplicitRequestHandler(CONTEXT))
-                .addLast(ExplicitChannelInitializer.FORWARD, new RecordingForwarder());
+                .addLast(HttpPipeline.DECODER, new StrictRequestDecoder(
+                        HttpPipeline.decoderConfig(CONTEXT.policies().current().limits())))
+                .addLast(HttpPipeline.ENCODER, new HttpResponseEncoder())
+                .addLast(HttpPipeline.REQUEST, new ExplicitRequestHandler(CONTEXT))
+                .addLast(HttpPipeline.FORWARD, new RecordingForwarder());
         try {
             int a = Math.min(cut1, bytes.length);
             int b = Math.min(Math.max(a, cut2), bytes.length);
@@ -147,7 +147,13 @@ class HttpFrontFuzzTest {
                         ChannelHandlerContext phase = ctx.pipeline().context(ExplicitRequestHandler.class);
                         ((ExplicitRequestHandler) phase.handler()).exchangeComplete(phase);
                     }
-                } else if (msg instanceof ExchangeControl.RequestBroken broken) {
+                } else if (msg instanceof ExchangeControl.ClientClosedMidBody) {
+                    if (current != null) {
+                        current.audit().error(ExchangeControl.ClientClosedMidBody.ERROR).emit();
+                        current = null;
+                    }
+                    ctx.close();
+                } else if (msg instanceof ExchangeControl.Abort broken) {
                     if (current != null) {
                         current.audit().decision(broken.decision()).emit();
                         current = null;

@@ -217,23 +217,24 @@ class OperationsTest {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
             long start = System.nanoTime();
-            boolean closed = false;
+            // A client trickling one byte per 100 ms (the sleep is the behaviour under test): its header
+            // block would take about 7 s, far past header_timeout.
             String trickle = "GET http://echo.test/ HTTP/1.1\r\nHost: echo.test\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaa";
+            int sent = 0;
             try {
-                for (int i = 0; i < trickle.length(); i++) {
-                    out.write(trickle.charAt(i));
+                for (; sent < trickle.length(); sent++) {
+                    out.write(trickle.charAt(sent));
                     out.flush();
                     Thread.sleep(100);
                 }
             } catch (IOException e) {
-                closed = true;
-            }
-            if (!closed) {
-                closed = socket.getInputStream().read() < 0;
+                // the connection was closed under the trickling client
             }
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            assertThat(closed).isTrue();
-            assertThat(took).isBetween(Duration.ofMillis(900), Duration.ofMillis(3_000));
+            // Closed while the head was still incomplete, and not before the timeout: no wall-clock upper
+            // bound, which a loaded machine could stretch.
+            assertThat(sent).isLessThan(trickle.length());
+            assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(900));
         }
         JsonNode record = await().atMost(Duration.ofSeconds(5)).until(() -> sluice.audit().stream()
                 .filter(r -> r.path("reason").asText().equals("header_timeout")).findFirst().orElse(null), r -> r != null);

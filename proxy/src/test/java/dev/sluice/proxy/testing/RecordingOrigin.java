@@ -17,11 +17,15 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -35,13 +39,22 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A small real HTTP/1.1 origin on 127.0.0.1 (Netty, keep-alive) that records what it received:
  * every request's method, request-target, headers and body size and SHA-256 (bodies are hashed as they
- * stream, never stored), and how many TCP connections were accepted. It answers 200 with the body
- * {@code ok <bytes> <sha256>} so a test can check both ends.
+ * stream; their first {@value #KEPT_BODY_BYTES} bytes are kept for {@link Seen#body()}), and how many TCP
+ * connections were accepted. It answers 200 with the body {@code ok <bytes> <sha256>} so a test can
+ * check both ends; {@code Expect: 100-continue} gets a {@code 100 Continue} first, marked
+ * {@code X-Origin-Continue: yes}.
+ *
+ * <p>{@link #tls(TestTls, boolean)} makes it speak HTTPS with the test leaf, and optionally answer
+ * {@code 411 Length Required} to a chunked request, as some real origins do.
  */
 public final class RecordingOrigin implements AutoCloseable {
 
-    /** One request as the origin saw it. */
-    public record Seen(String method, String uri, Map<String, List<String>> headers, long bodyBytes, String bodySha256) {
+    /** Bytes of each request body kept for {@link Seen#body()}. */
+    public static final int KEPT_BODY_BYTES = 4 << 20;
+
+    /** One request as the origin saw it; {@code status} is what it answered. */
+    public record Seen(String method, String uri, Map<String, List<String>> headers, long bodyBytes, String bodySha256,
+                       byte[] body, int status) {
         public String header(String name) {
             List<String> values = headers.get(name.toLowerCase());
             return values == null ? null : String.join(",", values);
@@ -54,8 +67,32 @@ public final class RecordingOrigin implements AutoCloseable {
     private final AtomicInteger closedConnections = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong bytesReceived = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
+    private final SslContext sslContext;
+    private final boolean lengthRequired;
 
     public RecordingOrigin() throws InterruptedException {
+        this(null, false);
+    }
+
+    /**
+     * An HTTPS origin with the leaf of {@code tls}.
+     *
+     * @param lengthRequired answer 411 to a request whose body is chunked (and record it)
+     */
+    public static RecordingOrigin tls(TestTls tls, boolean lengthRequired) throws Exception {
+        java.security.KeyStore keys = java.security.KeyStore.getInstance("PKCS12");
+        try (var in = java.nio.file.Files.newInputStream(tls.keystore())) {
+            keys.load(in, tls.keystorePassword().toCharArray());
+        }
+        javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(
+                javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(keys, tls.keystorePassword().toCharArray());
+        return new RecordingOrigin(SslContextBuilder.forServer(kmf).build(), lengthRequired);
+    }
+
+    private RecordingOrigin(SslContext sslContext, boolean lengthRequired) throws InterruptedException {
+        this.sslContext = sslContext;
+        this.lengthRequired = lengthRequired;
         channel = new ServerBootstrap()
                 .group(group)
                 .channel(NioServerSocketChannel.class)
@@ -72,7 +109,19 @@ public final class RecordingOrigin implements AutoCloseable {
                                 }
                                 ctx.fireChannelRead(msg);
                             }
-                        }, new HttpServerCodec(), new Handler());
+                        });
+                        if (sslContext != null) {
+                            ch.pipeline().addLast(sslContext.newHandler(ch.alloc()));
+                        }
+                        ch.pipeline().addLast(new HttpServerCodec(), new HttpServerExpectContinueHandler() {
+                                    @Override
+                                    protected HttpResponse acceptMessage(HttpRequest request) {
+                                        HttpResponse accept = super.acceptMessage(request);
+                                        accept.headers().set("X-Origin-Continue", "yes");
+                                        return accept;
+                                    }
+                                },
+                                new Handler());
                     }
                 })
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
@@ -111,6 +160,7 @@ public final class RecordingOrigin implements AutoCloseable {
         private HttpRequest request;
         private long bytes;
         private MessageDigest digest;
+        private java.io.ByteArrayOutputStream kept;
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) throws Exception {
@@ -118,9 +168,14 @@ public final class RecordingOrigin implements AutoCloseable {
                 request = r;
                 bytes = 0;
                 digest = MessageDigest.getInstance("SHA-256");
+                kept = new java.io.ByteArrayOutputStream();
             }
             if (msg instanceof HttpContent c) {
                 bytes += c.content().readableBytes();
+                if (kept.size() < KEPT_BODY_BYTES) {
+                    int n = Math.min(c.content().readableBytes(), KEPT_BODY_BYTES - kept.size());
+                    kept.write(io.netty.buffer.ByteBufUtil.getBytes(c.content(), c.content().readerIndex(), n), 0, n);
+                }
                 digest.update(c.content().nioBuffer());
                 if (msg instanceof LastHttpContent) {
                     Map<String, List<String>> headers = new TreeMap<>();
@@ -128,10 +183,13 @@ public final class RecordingOrigin implements AutoCloseable {
                         headers.put(name.toLowerCase(), request.headers().getAll(name));
                     }
                     String sha = HexFormat.of().formatHex(digest.digest());
-                    seen.add(new Seen(request.method().name(), request.uri(), headers, bytes, sha));
+                    HttpResponseStatus status = lengthRequired && HttpUtil.isTransferEncodingChunked(request)
+                            ? HttpResponseStatus.LENGTH_REQUIRED : HttpResponseStatus.OK;
+                    seen.add(new Seen(request.method().name(), request.uri(), headers, bytes, sha, kept.toByteArray(),
+                            status.code()));
                     byte[] body = ("ok " + bytes + " " + sha).getBytes(StandardCharsets.UTF_8);
                     FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                            HttpResponseStatus.OK, Unpooled.wrappedBuffer(body));
+                            status, Unpooled.wrappedBuffer(body));
                     response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                             .set(HttpHeaderNames.CONTENT_TYPE, "text/plain")
                             .set("X-Origin-Connection", ctx.channel().id().asShortText());

@@ -55,19 +55,23 @@ public final class SluiceFixture implements AutoCloseable {
 
     /**
      * Starts Sluice on {@code policyYaml} (it should bind {@code listen.proxy: 127.0.0.1:0} or a free
-     * port). A {@code listen} section without {@code admin} gets {@code admin: 127.0.0.1:0}, so that
-     * tests never collide on the default admin port.
+     * port). A {@code listen} section without {@code admin} gets {@code admin: 127.0.0.1:0}, and a
+     * policy without one gets ephemeral proxy and admin ports ({@link #ephemeralListeners}), so that
+     * tests never depend on a fixed port being free.
      */
     public static SluiceFixture start(String policyYaml) throws Exception {
-        if (policyYaml.contains("\nlisten:\n") && !policyYaml.contains("admin:")) {
-            policyYaml = policyYaml.replace("\nlisten:\n", "\nlisten:\n  admin: 127.0.0.1:0\n");
-        }
+        return start(policyYaml, java.util.Map.of());
+    }
+
+    /** Starts Sluice like {@link #start(String)}, with OpenTelemetry settings ({@code otel.*}) for the audit export. */
+    public static SluiceFixture start(String policyYaml, java.util.Map<String, String> otelConfig) throws Exception {
+        policyYaml = ephemeralListeners(policyYaml);
         Path dir = Files.createTempDirectory("sluice-test-");
         Path file = dir.resolve("policy.yaml");
         Files.writeString(file, policyYaml, StandardCharsets.UTF_8);
         Policy policy = PolicyLoader.load(file);
         AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
-        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2);
+        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2, otelConfig);
         return new SluiceFixture(dir, log, server);
     }
 
@@ -77,10 +81,34 @@ public final class SluiceFixture implements AutoCloseable {
      */
     public static SluiceFixture restart(Path dir) throws Exception {
         Path file = dir.resolve("policy.yaml");
+        String yaml = Files.readString(file, StandardCharsets.UTF_8);
+        String ephemeral = ephemeralListeners(yaml);
+        if (!ephemeral.equals(yaml)) {
+            Files.writeString(file, ephemeral, StandardCharsets.UTF_8);
+        }
         Policy policy = PolicyLoader.load(file);
         AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
         SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2);
         return new SluiceFixture(dir, log, server);
+    }
+
+    /**
+     * Returns {@code policyYaml} with ephemeral listeners where it names none: a block-style
+     * {@code listen:} section without {@code admin} gets {@code admin: 127.0.0.1:0}; a policy without
+     * {@code listen} gets {@code proxy} and {@code admin} on {@code 127.0.0.1:0}. Anything else is
+     * returned unchanged.
+     */
+    static String ephemeralListeners(String policyYaml) {
+        if (policyYaml.contains("admin:")) {
+            return policyYaml;
+        }
+        if (policyYaml.contains("\nlisten:\n")) {
+            return policyYaml.replace("\nlisten:\n", "\nlisten:\n  admin: 127.0.0.1:0\n");
+        }
+        if (!policyYaml.contains("listen:")) {
+            return policyYaml + (policyYaml.endsWith("\n") ? "" : "\n") + "listen:\n  proxy: 127.0.0.1:0\n  admin: 127.0.0.1:0\n";
+        }
+        return policyYaml;
     }
 
     /** Returns a port nobody listens on right now (for policies that must name Sluice's own port). */

@@ -1,16 +1,19 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.exchange.InterceptionPath;
+import dev.sluice.proxy.tls.ClientHelloParserTest;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.audit.AuditRecord;
 import dev.sluice.proxy.dial.UpstreamDialer;
-import dev.sluice.proxy.explicit.ExplicitChannelInitializer;
+import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.proxy.metrics.SluiceMetrics;
-import dev.sluice.proxy.server.ConnectionLimits;
-import dev.sluice.proxy.server.PolicyHolder;
-import dev.sluice.proxy.server.ProxyContext;
-import dev.sluice.proxy.server.Transport;
+import dev.sluice.proxy.core.ConnectionLimits;
+import dev.sluice.proxy.core.PolicyHolder;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.transport.Transport;
 import dev.sluice.rules.decision.SelfEndpoints;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyLoader;
@@ -67,7 +70,7 @@ class FirstBytesHandlerTest {
         auditLog = AuditLog.open(dir.resolve("audit.jsonl")); // its health only; records go to `records`
         context = new ProxyContext(new PolicyHolder(policy, Clock.systemUTC()), auditLog, records::add, dialer,
                 Clock.systemUTC(), metrics, new ConnectionLimits(metrics), null,
-                new dev.sluice.proxy.server.EgressBudgets(Clock.systemUTC()));
+                new dev.sluice.proxy.limits.EgressBudgets(Clock.systemUTC()));
     }
 
     @AfterEach
@@ -155,8 +158,8 @@ class FirstBytesHandlerTest {
         assertThat(ch.pipeline().get(TransparentChannelInitializer.PEEK)).isNotNull();
         ch.writeInbound(Unpooled.copiedBuffer("T /p HTTP/1.1\r\nHost: denied.test\r\n\r\n", StandardCharsets.US_ASCII));
         assertThat(ch.pipeline().get(TransparentChannelInitializer.PEEK)).isNull();
-        assertThat(ch.pipeline().names()).contains(ExplicitChannelInitializer.DECODER, ExplicitChannelInitializer.REQUEST,
-                ExplicitChannelInitializer.FORWARD);
+        assertThat(ch.pipeline().names()).contains(HttpPipeline.DECODER, HttpPipeline.REQUEST,
+                HttpPipeline.FORWARD);
         ByteBuf answer = ch.readOutbound();
         try {
             assertThat(answer.toString(StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 403 ")

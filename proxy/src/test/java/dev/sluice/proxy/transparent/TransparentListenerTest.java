@@ -1,5 +1,7 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.tls.ClientHelloParserTest;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -159,6 +161,19 @@ class TransparentListenerTest {
         assertThat(text(record, "extension")).isEqualTo("local");
         assertThat(text(record, "url.scheme")).isEqualTo("http");
         assertThat(text(record, "url.path")).isEqualTo("/x");
+    }
+
+    @Test
+    void anUpgradeOnPlainHttpIsRefusedBeforeAnythingIsDialled() throws Exception {
+        // Allowed by name; without the refusal it would be dialled (and, connected directly, be a self-loop).
+        Sent sent = send(("GET /ws HTTP/1.1\r\nHost: origin.test\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        assertThat(sent.answer).startsWith("HTTP/1.1 501").contains("sluice: upgrade_not_supported");
+        JsonNode record = awaitRecord(r -> r.get("client.port") != null && r.get("client.port").asInt() == sent.port);
+        assertThat(text(record, "listener")).isEqualTo("transparent");
+        assertThat(text(record, "reason")).isEqualTo("upgrade_not_supported");
+        assertThat(record.get("http.response.status_code").asInt()).isEqualTo(501);
     }
 
     @Test

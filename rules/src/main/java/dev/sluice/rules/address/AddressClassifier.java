@@ -1,6 +1,6 @@
 package dev.sluice.rules.address;
 
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.util.Objects;

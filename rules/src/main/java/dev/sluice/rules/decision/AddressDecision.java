@@ -1,5 +1,6 @@
 package dev.sluice.rules.decision;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.address.AddressClass;
 import java.net.InetAddress;
 import java.util.List;
@@ -11,7 +12,7 @@ import java.util.List;
  * @param dialAddress the checked address to dial, or null when the decision denies
  * @param answers every answer with its class, in resolver order
  */
-public record AddressDecision(Decision decision, InetAddress dialAddress, List<ClassifiedAddress> answers) {
+public record AddressDecision(Decision decision, @Nullable InetAddress dialAddress, List<ClassifiedAddress> answers) {
 
     public AddressDecision {
         answers = List.copyOf(answers);

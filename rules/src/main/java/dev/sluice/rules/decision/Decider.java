@@ -1,5 +1,6 @@
 package dev.sluice.rules.decision;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.address.AddressClass;
 import dev.sluice.rules.address.AddressClassifier;
 import dev.sluice.rules.address.Cidr;
@@ -35,6 +36,9 @@ import java.util.Objects;
  *       can see and that match; it never allows a tunnel ({@code request == null}), since what travels
  *       inside cannot be checked (fail closed). A deny rule with {@code methods} or {@code paths} denies
  *       matching visible requests, and every tunnel to its host and ports.</li>
+ *   <li>{@code HEAD} counts as listed wherever {@code GET} is ({@link Rule#matchesMethod}, RFC 9110
+ *       section 9.3.2), in allow and deny rules alike; to allow GET but not HEAD, add a deny rule with
+ *       {@code methods: [HEAD]}.</li>
  * </ul>
  *
  * <h2>Order and reasons</h2>
@@ -51,13 +55,13 @@ import java.util.Objects;
 public final class Decider {
 
     /** Rule id of a decision where no rule matched. */
-    public static final String IMPLICIT_DENY = "implicit-deny";
+    public static final String IMPLICIT_DENY = BuiltinRules.IMPLICIT_DENY;
     /** Rule id of an {@link Reason#ADDRESS_CLASS} denial. */
-    public static final String ADDRESS_CLASS_RULE = "network.address_class";
+    public static final String ADDRESS_CLASS_RULE = BuiltinRules.ADDRESS_CLASS;
     /** Rule id of a {@link Reason#SELF_LOOP} denial. */
-    public static final String SELF_RULE = "network.self";
+    public static final String SELF_RULE = BuiltinRules.SELF;
     /** Rule id of a {@link Reason#DNS_FAILURE} denial (no answers). */
-    public static final String DNS_RULE = "network.dns";
+    public static final String DNS_RULE = BuiltinRules.DNS;
 
     private Decider() {
     }
@@ -74,7 +78,7 @@ public final class Decider {
      * @param request the visible request, or null for a tunnel
      * @return the decision, never null
      */
-    public static Decision decide(Policy policy, Extension extension, Target target, RequestInfo request) {
+    public static Decision decide(Policy policy, Extension extension, Target target, @Nullable RequestInfo request) {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(extension, "extension");
         Objects.requireNonNull(target, "target");
@@ -128,7 +132,7 @@ public final class Decider {
     }
 
     /** Rule id of a refusal of a tunnel's SNI that no rule decided (malformed, or an inspected host). */
-    public static final String SNI_RULE = "tls.sni";
+    public static final String SNI_RULE = BuiltinRules.TLS_SNI;
 
     /**
      * Decides the first bytes of an allowed blind tunnel (a CONNECT whose {@link #decideTunnel} said
@@ -262,7 +266,7 @@ public final class Decider {
     }
 
     /** Returns the position of the first deny rule matching target, port and request, or -1. */
-    private static int firstDeny(RuleList rules, Target target, RequestInfo request) {
+    private static int firstDeny(RuleList rules, Target target, @Nullable RequestInfo request) {
         if (rules.isEmpty()) {
             return -1;
         }
@@ -279,11 +283,11 @@ public final class Decider {
 
         final RuleList rules;
         final int port;
-        final RequestInfo request;
+        final @Nullable RequestInfo request;
         int bestRank;
         int bestIndex = Integer.MAX_VALUE;
 
-        AllowSearch(RuleList rules, int port, RequestInfo request) {
+        AllowSearch(RuleList rules, int port, @Nullable RequestInfo request) {
             this.rules = rules;
             this.port = port;
             this.request = request;
@@ -306,7 +310,7 @@ public final class Decider {
                 return 1;
             }
             Rule rule = rules.get(index);
-            if (!rule.methods().isEmpty() && (request == null || !rule.methods().contains(request.method()))) {
+            if (!rule.methods().isEmpty() && (request == null || !rule.matchesMethod(request.method()))) {
                 return 2;
             }
             if (!rule.paths().isEmpty() && (request == null || !anyPathMatches(rule, request.path()))) {
@@ -320,10 +324,10 @@ public final class Decider {
     private static final class DenySearch implements RuleList.IntVisitor {
         final RuleList rules;
         final int port;
-        final RequestInfo request;
+        final @Nullable RequestInfo request;
         int first = -1;
 
-        DenySearch(RuleList rules, int port, RequestInfo request) {
+        DenySearch(RuleList rules, int port, @Nullable RequestInfo request) {
             this.rules = rules;
             this.port = port;
             this.request = request;
@@ -344,7 +348,7 @@ public final class Decider {
      * The reference semantics, as a plain scan in list order; {@link #decide} must agree with it (tested).
      * Package-private for tests.
      */
-    static Decision decideByScan(Policy policy, Extension extension, Target target, RequestInfo request) {
+    static Decision decideByScan(Policy policy, Extension extension, Target target, @Nullable RequestInfo request) {
         for (Rule rule : extension.deny()) {
             if (denyMatches(rule, target, request)) {
                 return miss(policy, Reason.DENIED_BY_RULE, rule.id());
@@ -454,11 +458,11 @@ public final class Decider {
     }
 
     /** Returns null when the rule allows port and request, else the reason it does not. */
-    static Reason allowMiss(Rule rule, int port, RequestInfo request) {
+    static @Nullable Reason allowMiss(Rule rule, int port, @Nullable RequestInfo request) {
         if (!allowPortMatches(rule, port)) {
             return Reason.PORT_NOT_ALLOWED;
         }
-        if (!rule.methods().isEmpty() && (request == null || !rule.methods().contains(request.method()))) {
+        if (!rule.methods().isEmpty() && (request == null || !rule.matchesMethod(request.method()))) {
             return Reason.METHOD_NOT_ALLOWED;
         }
         if (!rule.paths().isEmpty() && (request == null || !anyPathMatches(rule, request.path()))) {
@@ -467,7 +471,7 @@ public final class Decider {
         return null;
     }
 
-    static boolean denyMatches(Rule rule, Target target, RequestInfo request) {
+    static boolean denyMatches(Rule rule, Target target, @Nullable RequestInfo request) {
         if (!targetMatches(rule, target)) {
             return false;
         }
@@ -477,11 +481,11 @@ public final class Decider {
         return denyRequestMatches(rule, request);
     }
 
-    private static boolean denyRequestMatches(Rule rule, RequestInfo request) {
+    private static boolean denyRequestMatches(Rule rule, @Nullable RequestInfo request) {
         if (request == null) {
             return true; // a tunnel may carry any method and path
         }
-        if (!rule.methods().isEmpty() && !rule.methods().contains(request.method())) {
+        if (!rule.matchesMethod(request.method())) {
             return false;
         }
         if (!rule.paths().isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.sluice.rules.decision;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.address.AddressClass;
 import java.util.Objects;
 
@@ -16,8 +17,8 @@ import java.util.Objects;
  *     {@link Decider#decideTunnelWithoutSni}): what it becomes when it is let through; null for a visible
  *     request and for decisions made by {@link Decider#decide}
  */
-public record Decision(Verdict verdict, Reason reason, String ruleId, AddressClass addressClass,
-                       TunnelMode tunnelMode) {
+public record Decision(Verdict verdict, Reason reason, String ruleId, @Nullable AddressClass addressClass,
+                       @Nullable TunnelMode tunnelMode) {
 
     public Decision {
         Objects.requireNonNull(verdict, "verdict");
@@ -26,7 +27,7 @@ public record Decision(Verdict verdict, Reason reason, String ruleId, AddressCla
     }
 
     /** A decision that says nothing about a tunnel ({@code tunnelMode} null). */
-    public Decision(Verdict verdict, Reason reason, String ruleId, AddressClass addressClass) {
+    public Decision(Verdict verdict, Reason reason, String ruleId, @Nullable AddressClass addressClass) {
         this(verdict, reason, ruleId, addressClass, null);
     }
 

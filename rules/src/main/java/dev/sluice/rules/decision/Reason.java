@@ -30,6 +30,12 @@ public enum Reason {
     UNSUPPORTED_ENCODING("unsupported_encoding", 415),
     HOST_MISMATCH("host_mismatch", 421),
     HEADER_TOO_LARGE("header_too_large", 431),
+    /**
+     * The request asks for a protocol upgrade ({@code Upgrade}, e.g. WebSocket or h2c; RFC 9110
+     * section 7.8), which Sluice does not relay: 501, the functionality the request needs is not
+     * implemented by the proxy (RFC 9110 section 15.6.2). Never silently dropped.
+     */
+    UPGRADE_NOT_SUPPORTED("upgrade_not_supported", 501),
 
     EGRESS_BUDGET("egress_budget", 429),
     CONNECTION_LIMIT("connection_limit", 503),
@@ -44,11 +50,21 @@ public enum Reason {
     PIN_MISMATCH("pin_mismatch", 502),
     UPSTREAM_TLS_FAILED("upstream_tls_failed", 502),
     UPSTREAM_CONNECT_FAILED("upstream_connect_failed", 502),
+    /**
+     * The origin's answer is not HTTP/1.1 Sluice can relay: a malformed status line or header block, a
+     * broken chunked body, a {@code 101} nobody asked for (RFC 9112; RFC 9209's {@code http_protocol_error}).
+     */
+    UPSTREAM_PROTOCOL_ERROR("upstream_protocol_error", 502),
     DNS_FAILURE("dns_failure", 502),
     UPSTREAM_TIMEOUT("upstream_timeout", 504),
 
     SNI_MISMATCH("sni_mismatch", 0),
     NO_SNI("no_sni", 0),
+    /**
+     * The client's TLS ALPN offer names no protocol Sluice speaks on an intercepted host (h2 only):
+     * refused with the TLS alert of that name (RFC 7301 section 3.2).
+     */
+    NO_APPLICATION_PROTOCOL("no_application_protocol", 0),
     NOT_HTTP_OR_TLS("not_http_or_tls", 0),
     HEADER_TIMEOUT("header_timeout", 0),
     IDLE_TIMEOUT("idle_timeout", 0),

@@ -1,6 +1,6 @@
 package dev.sluice.rules.decision;
 
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;

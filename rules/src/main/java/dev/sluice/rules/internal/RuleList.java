@@ -1,5 +1,6 @@
 package dev.sluice.rules.internal;
 
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.address.Cidr;
 import dev.sluice.rules.policy.Rule;
 import dev.sluice.rules.target.Target;

@@ -16,8 +16,26 @@ import java.util.Objects;
  *     a single record larger than this still goes into a file of its own
  * @param keepFiles how many rotated files ({@code audit.jsonl.1} … {@code .N}) are kept; older ones are
  *     deleted at rotation (default 10)
+ * @param format how records look on standard output and in the OTLP export: {@code sluice} (the file's
+ *     flat dotted fields) or {@code ocsf} (OCSF HTTP Activity / Network Activity); the file always keeps
+ *     Sluice's own form (default {@code sluice})
+ * @param stdout whether every record is also written to standard output, one JSON line each, for a
+ *     cluster's log pipeline (default false)
  */
-public record AuditSettings(Path path, long maxFileBytes, int keepFiles) {
+public record AuditSettings(Path path, long maxFileBytes, int keepFiles, Format format, boolean stdout) {
+
+    /** {@code audit.format}: the shape of records on standard output and in the OTLP export. */
+    public enum Format {
+        /** Sluice's flat dotted fields, as in the file (docs/audit.md "Record"). */
+        SLUICE,
+        /** OCSF 1.x: HTTP Activity (class 4002) for HTTP requests, Network Activity (4001) for tunnels. */
+        OCSF;
+
+        /** Returns the policy spelling, {@code sluice} or {@code ocsf}. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
 
     /** Default {@code audit.path}. */
     public static final Path DEFAULT_PATH = Path.of("audit.jsonl");
@@ -32,6 +50,11 @@ public record AuditSettings(Path path, long maxFileBytes, int keepFiles) {
     public static final AuditSettings DEFAULT =
             new AuditSettings(DEFAULT_PATH, DEFAULT_MAX_FILE_BYTES, DEFAULT_KEEP_FILES);
 
+    /** Settings with the default {@code format} ({@code sluice}) and no standard-output copy. */
+    public AuditSettings(Path path, long maxFileBytes, int keepFiles) {
+        this(path, maxFileBytes, keepFiles, Format.SLUICE, false);
+    }
+
     /**
      * Validates the values.
      *
@@ -40,6 +63,7 @@ public record AuditSettings(Path path, long maxFileBytes, int keepFiles) {
      */
     public AuditSettings {
         Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(format, "format");
         if (maxFileBytes < 1) {
             throw new IllegalArgumentException("maxFileBytes: " + maxFileBytes + " (expected: > 0)");
         }

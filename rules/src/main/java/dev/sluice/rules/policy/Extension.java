@@ -28,6 +28,23 @@ public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, Lis
     /** The name of the extension that unidentified clients get, when the policy defines it. */
     public static final String DEFAULT = "default";
 
+    /**
+     * How every output spells a client that no extension was found for (metrics label, {@code sluice
+     * audit summary} and {@code tail}); audit records leave the {@code extension} field out instead. It
+     * can never be an extension's name ({@link #NAME_PATTERN}).
+     */
+    public static final String UNIDENTIFIED = "(unidentified)";
+
+    /** What an extension's (and a group's) name must match: a letter or digit, then up to 63 of {@code [A-Za-z0-9._-]}. */
+    public static final String NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}";
+
+    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile(NAME_PATTERN);
+
+    /** Returns whether {@code name} is a valid extension name ({@link #NAME_PATTERN}); null is not. */
+    public static boolean isValidName(String name) {
+        return name != null && NAME.matcher(name).matches();
+    }
+
     @Override
     public byte[] tokenSha256() {
         return tokenSha256 == null ? null : tokenSha256.clone();

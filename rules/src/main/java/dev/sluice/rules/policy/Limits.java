@@ -13,9 +13,23 @@ import java.time.Duration;
  * @param egressBudgetBytes bytes an extension may send toward the internet per window; 0 means no
  *                          budget (the default). Over it, new requests and tunnels get 429 {@code egress_budget}
  * @param egressBudgetWindow the budget's window, fixed and aligned to the epoch (default 1h)
+ * @param maxBufferedBodyBytes largest request body, in bytes as received, that Sluice holds whole on an
+ *                             inspected host before sending it on with a {@code Content-Length}
+ *                             (default {@value #DEFAULT_MAX_BUFFERED_BODY_BYTES}); larger bodies stream
  */
 public record Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,
-                     int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow) {
+                     int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow,
+                     int maxBufferedBodyBytes) {
+
+    /** Default of {@code limits.max_buffered_body}: 1 MiB. */
+    public static final int DEFAULT_MAX_BUFFERED_BODY_BYTES = 1 << 20;
+
+    /** The same limits with the default {@code max_buffered_body} (for callers that predate it). */
+    public Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,
+                  int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow) {
+        this(headerTimeout, idleTimeout, maxHeaderBytes, maxInspectedBodyBytes, maxConnectionsPerExtension,
+                egressBudgetBytes, egressBudgetWindow, DEFAULT_MAX_BUFFERED_BODY_BYTES);
+    }
 
     /** The same limits without an egress budget (for callers that predate it). */
     public Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,

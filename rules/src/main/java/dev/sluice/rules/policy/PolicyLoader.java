@@ -2,7 +2,7 @@ package dev.sluice.rules.policy;
 
 import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.rules.address.Cidr;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.internal.PathGlob;
 import dev.sluice.rules.internal.YamlTree;
 import dev.sluice.rules.internal.YamlTree.ListNode;
@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
  * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
- * 15s, 120s, 32768 bytes, 32 MiB, 512; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
+ * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
  * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
  * port.
  */
@@ -70,7 +70,7 @@ public final class PolicyLoader {
     private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
     private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
     private static final Pattern PIN = Pattern.compile("sha256/[A-Za-z0-9+/]{43}=");
-    private static final Set<String> REDACTION_KEYS = orderedSet("action", "builtin", "custom");
+    private static final Set<String> REDACTION_KEYS = orderedSet("action", "binary", "builtin", "custom");
     private static final Set<String> CUSTOM_DETECTOR_KEYS = orderedSet("id", "pattern", "keywords", "max_length");
     /** Longest match of a custom detector unless {@code max_length} says otherwise, in bytes. */
     static final int DEFAULT_CUSTOM_MAX_LENGTH = 256;
@@ -80,11 +80,36 @@ public final class PolicyLoader {
     private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
-            "max_inspected_body", "max_connections_per_extension", "egress_budget", "egress_budget_window");
-    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files");
+            "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
+            "egress_budget_window");
+    private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
+
+    /**
+     * Returns every mapping's accepted keys, by the heading of its table in docs/policy.md (for the test
+     * that keeps that table complete). Keys of nested mappings are written dotted ({@code auth.token_sha256}).
+     */
+    static java.util.Map<String, Set<String>> keyTables() {
+        java.util.Map<String, Set<String>> tables = new java.util.LinkedHashMap<>();
+        tables.put("Top level", TOP_KEYS);
+        Set<String> extension = new LinkedHashSet<>(EXTENSION_KEYS);
+        extension.remove("auth");
+        AUTH_KEYS.forEach(k -> extension.add("auth." + k));
+        tables.put("`extensions.<name>`", extension);
+        tables.put("Rules", RULE_KEYS);
+        tables.put("`network`", NETWORK_KEYS);
+        tables.put("`listen`", LISTEN_KEYS);
+        tables.put("`limits`", LIMITS_KEYS);
+        tables.put("`inspect`", INSPECT_KEYS);
+        tables.put("`tls`", TLS_KEYS);
+        tables.put("`audit`", AUDIT_KEYS);
+        Set<String> redaction = new LinkedHashSet<>(REDACTION_KEYS);
+        redaction.addAll(CUSTOM_DETECTOR_KEYS);
+        tables.put("`redaction`", redaction);
+        return tables;
+    }
 
     private static final Pattern CUSTOM_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final Pattern NAME = Pattern.compile(Extension.NAME_PATTERN);
     private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
     /** RFC 9110 section 5.6.2 token. */
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
@@ -479,7 +504,9 @@ public final class PolicyLoader {
             long budget = size(value(m, "egress_budget"), "limits.egress_budget", d.egressBudgetBytes(), Long.MAX_VALUE);
             Duration window = duration(value(m, "egress_budget_window"), "limits.egress_budget_window",
                     d.egressBudgetWindow());
-            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window);
+            long buffered = size(value(m, "max_buffered_body"), "limits.max_buffered_body", d.maxBufferedBodyBytes(),
+                    Integer.MAX_VALUE);
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered);
         }
 
         AuditSettings audit(Node node) {
@@ -512,7 +539,29 @@ public final class PolicyLoader {
                     Long.MAX_VALUE);
             long keepFiles = integer(value(m, "keep_files"), "audit.keep_files", d.keepFiles(), 1,
                     AuditSettings.MAX_KEEP_FILES);
-            return new AuditSettings(path, maxFileBytes, (int) keepFiles);
+            AuditSettings.Format format = d.format();
+            Node formatNode = value(m, "format");
+            if (formatNode != null) {
+                String f = string(formatNode, "audit.format");
+                if ("sluice".equals(f)) {
+                    format = AuditSettings.Format.SLUICE;
+                } else if ("ocsf".equals(f)) {
+                    format = AuditSettings.Format.OCSF;
+                } else if (f != null) {
+                    error(formatNode.loc(), "audit.format: " + f + " (expected: sluice or ocsf)");
+                }
+            }
+            boolean stdout = d.stdout();
+            Node stdoutNode = value(m, "stdout");
+            if (stdoutNode != null) {
+                if (stdoutNode instanceof ScalarNode scalar
+                        && (scalar.token() == JsonToken.VALUE_TRUE || scalar.token() == JsonToken.VALUE_FALSE)) {
+                    stdout = scalar.token() == JsonToken.VALUE_TRUE;
+                } else {
+                    error(stdoutNode.loc(), "audit.stdout: " + show(stdoutNode) + " (expected: true or false)");
+                }
+            }
+            return new AuditSettings(path, maxFileBytes, (int) keepFiles, format, stdout);
         }
 
         Map<String, InspectedHost> inspect(Node node) {
@@ -836,6 +885,7 @@ public final class PolicyLoader {
 
         /**
          * The {@code redaction} section: {@code action} (redact | block | report, default redact),
+         * {@code binary} (block | report, default block: what a finding in a binary body does),
          * {@code builtin} ({@code all}, the default, or a list of built-in detector ids), {@code custom}
          * (a list of {@code {id, pattern, keywords, max_length}}).
          */
@@ -859,6 +909,18 @@ public final class PolicyLoader {
                         case "block" -> action = RedactionAction.BLOCK;
                         case "report" -> action = RedactionAction.REPORT;
                         default -> error(actionNode.loc(), "redaction.action: " + a + " (expected: redact, block or report)");
+                    }
+                }
+            }
+            RedactionAction binary = RedactionAction.BLOCK;
+            Node binaryNode = value(m, "binary");
+            if (binaryNode != null) {
+                String b = string(binaryNode, "redaction.binary");
+                if (b != null) {
+                    switch (b) {
+                        case "block" -> binary = RedactionAction.BLOCK;
+                        case "report" -> binary = RedactionAction.REPORT;
+                        default -> error(binaryNode.loc(), "redaction.binary: " + b + " (expected: block or report)");
                     }
                 }
             }
@@ -904,7 +966,7 @@ public final class PolicyLoader {
             if (errors.size() != before) {
                 return null;
             }
-            return RedactionSettings.of(action, builtinIds, custom);
+            return RedactionSettings.of(action, binary, builtinIds, custom);
         }
 
         Detector customDetector(Node node, String path, Set<String> ids) {
@@ -1219,7 +1281,7 @@ public final class PolicyLoader {
         } else if (!deny && !b.ports().isEmpty() && !Set.of(80, 443).containsAll(b.ports())) {
             return false;
         }
-        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.methods().containsAll(b.methods()))) {
+        if (!a.methods().isEmpty() && (b.methods().isEmpty() || !a.effectiveMethods().containsAll(b.effectiveMethods()))) {
             return false;
         }
         return a.paths().isEmpty() || (!b.paths().isEmpty() && a.paths().containsAll(b.paths()));

@@ -16,26 +16,50 @@ import java.util.Objects;
  * @param builtinIds the built-in detectors in force, by id, in priority order (all by default)
  * @param custom detectors defined in the policy, after the built-ins in priority
  * @param detectors the compiled set of both, ready to start redactors
+ * @param binary what a finding in a binary body does ({@code redaction.binary}): {@link RedactionAction#BLOCK}
+ *               (the default: 403 {@code credential_detected}) or {@link RedactionAction#REPORT}; a binary
+ *               body is never rewritten, see {@link dev.sluice.rules.redact.BodyPlan}
  */
 public record RedactionSettings(RedactionAction action, List<String> builtinIds, List<Detector> custom,
-                                DetectorSet detectors) {
+                                DetectorSet detectors, RedactionAction binary) {
 
     public RedactionSettings {
         Objects.requireNonNull(action, "action");
+        Objects.requireNonNull(binary, "binary");
+        if (binary == RedactionAction.REDACT) {
+            throw new IllegalArgumentException("binary: redact (expected: block or report)");
+        }
         builtinIds = List.copyOf(builtinIds);
         custom = List.copyOf(custom);
         Objects.requireNonNull(detectors, "detectors");
     }
 
-    /** Builds the settings and their detector set. */
+    /** The same settings with {@code binary: block} (for callers that predate it). */
+    public RedactionSettings(RedactionAction action, List<String> builtinIds, List<Detector> custom,
+                             DetectorSet detectors) {
+        this(action, builtinIds, custom, detectors, RedactionAction.BLOCK);
+    }
+
+    /** Builds the settings and their detector set, with {@code binary: block}. */
     public static RedactionSettings of(RedactionAction action, List<String> builtinIds, List<Detector> custom) {
+        return of(action, RedactionAction.BLOCK, builtinIds, custom);
+    }
+
+    /**
+     * Builds the settings and their detector set.
+     *
+     * @param binary {@link RedactionAction#BLOCK} or {@link RedactionAction#REPORT}
+     * @throws IllegalArgumentException for an unknown built-in id or {@code binary} REDACT
+     */
+    public static RedactionSettings of(RedactionAction action, RedactionAction binary, List<String> builtinIds,
+                                       List<Detector> custom) {
         List<Detector> all = new ArrayList<>();
         for (String id : builtinIds) {
             all.add(BuiltinDetectors.byId(id)
                     .orElseThrow(() -> new IllegalArgumentException("builtin: " + id + " (expected: a built-in detector id)")));
         }
         all.addAll(custom);
-        return new RedactionSettings(action, builtinIds, custom, DetectorSet.of(all));
+        return new RedactionSettings(action, builtinIds, custom, DetectorSet.of(all), binary);
     }
 
     /** Returns the default: redact, with every built-in detector and no custom one. */

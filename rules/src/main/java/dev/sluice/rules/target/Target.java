@@ -1,5 +1,6 @@
 package dev.sluice.rules.target;
 
+import org.jspecify.annotations.Nullable;
 import java.net.InetAddress;
 import java.util.Objects;
 
@@ -17,7 +18,7 @@ import java.util.Objects;
  * @param port TCP port, 1..65535
  * @param address the literal's address, or {@code null} for a DNS name
  */
-public record Target(String host, int port, InetAddress address) {
+public record Target(String host, int port, @Nullable InetAddress address) {
 
     public Target {
         Objects.requireNonNull(host, "host");

@@ -1,6 +1,7 @@
 package dev.sluice.rules.target;
 
-import dev.sluice.rules.internal.IpAddresses;
+import org.jspecify.annotations.Nullable;
+import dev.sluice.hosts.IpAddresses;
 import java.net.IDN;
 import java.util.Locale;
 
@@ -54,7 +55,7 @@ public final class TargetParser {
      *
      * @throws MalformedTargetException for a missing or bad port, userinfo, a bad host
      */
-    public static Target parseAuthority(String authority) throws MalformedTargetException {
+    public static Target parseAuthority(@Nullable String authority) throws MalformedTargetException {
         if (authority == null || authority.isEmpty()) {
             throw new MalformedTargetException("authority: empty (expected: host:port)");
         }
@@ -100,7 +101,7 @@ public final class TargetParser {
      * @return the canonical target and the origin-form ({@code path?query}) to send upstream
      * @throws MalformedTargetException for any other shape, including origin-form and {@code https}
      */
-    public static HttpTarget parseAbsoluteForm(String requestTarget) throws MalformedTargetException {
+    public static HttpTarget parseAbsoluteForm(@Nullable String requestTarget) throws MalformedTargetException {
         if (requestTarget == null || requestTarget.isEmpty()) {
             throw new MalformedTargetException("request-target: empty (expected: http://host[:port]/path)");
         }
@@ -182,7 +183,7 @@ public final class TargetParser {
      * @return the target with the given port
      * @throws MalformedTargetException when the host cannot be canonicalised, or the port is out of range
      */
-    public static Target canonicalHost(String host, int port) throws MalformedTargetException {
+    public static Target canonicalHost(@Nullable String host, int port) throws MalformedTargetException {
         if (host == null) {
             throw new MalformedTargetException("host: missing (expected: a host name or IP literal)");
         }

@@ -2,7 +2,7 @@ package dev.sluice.rules.address;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;

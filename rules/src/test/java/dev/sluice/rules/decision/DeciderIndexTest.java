@@ -3,7 +3,7 @@ package dev.sluice.rules.decision;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.rules.address.Cidr;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Mode;
 import dev.sluice.rules.policy.Policy;

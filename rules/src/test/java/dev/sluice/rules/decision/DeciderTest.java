@@ -3,7 +3,7 @@ package dev.sluice.rules.decision;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.rules.address.AddressClass;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyLoader;
@@ -143,6 +143,49 @@ class DeciderTest {
         assertThat(d.reason()).as("reason").isEqualTo(reason);
         assertThat(d.ruleId()).as("rule id").isEqualTo(ruleId);
         assertThat(d.addressClass()).isNull();
+    }
+
+    static final Policy HEAD_POLICY = load("""
+            version: 1
+            extensions:
+              reader:
+                allow:
+                  - host: get.example.org
+                    methods: [GET]
+                  - host: post.example.org
+                    methods: [POST]
+                  - host: nohead.example.org
+                    methods: [GET]
+                deny:
+                  - host: nohead.example.org
+                    methods: [HEAD]
+                  - host: private.example.org
+                    methods: [GET]
+            deny:
+              - host: get.example.org
+                paths: ["/admin/**"]
+                methods: [GET]
+            """);
+
+    /** HEAD goes wherever GET goes, in allow and deny rules, unless a deny rule names HEAD. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', nullValues = "-", textBlock = """
+            GET rule allows GET                    | http://get.example.org/a           | GET    | ALLOW | ALLOWLISTED        | extensions.reader.allow[0]
+            GET rule allows HEAD                   | http://get.example.org/a           | HEAD   | ALLOW | ALLOWLISTED        | extensions.reader.allow[0]
+            GET rule does not allow POST           | http://get.example.org/a           | POST   | DENY  | METHOD_NOT_ALLOWED | extensions.reader.allow[0]
+            POST rule does not allow HEAD          | http://post.example.org/a          | HEAD   | DENY  | METHOD_NOT_ALLOWED | extensions.reader.allow[1]
+            deny naming HEAD takes it back         | http://nohead.example.org/a        | HEAD   | DENY  | DENIED_BY_RULE     | extensions.reader.deny[0]
+            deny naming HEAD spares GET            | http://nohead.example.org/a        | GET    | ALLOW | ALLOWLISTED        | extensions.reader.allow[2]
+            deny of GET denies HEAD too            | http://private.example.org/a       | HEAD   | DENY  | DENIED_BY_RULE     | extensions.reader.deny[1]
+            global deny of GET denies HEAD         | http://get.example.org/admin/x     | HEAD   | DENY  | DENIED_BY_RULE     | deny[0]
+            global deny of GET spares other paths  | http://get.example.org/public      | HEAD   | ALLOW | ALLOWLISTED        | extensions.reader.allow[0]
+            """)
+    void headFollowsGet(String scenario, String target, String method, Verdict verdict, Reason reason, String ruleId)
+            throws Exception {
+        Decision d = decide(HEAD_POLICY, "reader", target, method);
+        assertThat(d.verdict()).as("verdict").isEqualTo(verdict);
+        assertThat(d.reason()).as("reason").isEqualTo(reason);
+        assertThat(d.ruleId()).as("rule id").isEqualTo(ruleId);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -2,7 +2,7 @@ package dev.sluice.rules.decision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Set;

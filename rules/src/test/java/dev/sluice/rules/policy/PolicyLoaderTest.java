@@ -9,7 +9,7 @@ import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.Verdict;
-import dev.sluice.rules.internal.IpAddresses;
+import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.target.TargetParser;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -127,6 +127,19 @@ class PolicyLoaderTest {
         assertThat(p.limits()).isEqualTo(new Limits(Duration.ofMillis(500), Duration.ofMinutes(2), 65536, 1048576, 7));
         assertThat(p.auditPath()).isEqualTo(Path.of("/var/log/sluice/audit.jsonl"));
         assertThat(p.audit()).isEqualTo(new AuditSettings(Path.of("/var/log/sluice/audit.jsonl"), 16L << 20, 3));
+    }
+
+    @Test
+    void auditFormatAndStdout() throws Exception {
+        Policy p = PolicyLoader.parse("version: 1\naudit:\n  format: ocsf\n  stdout: true\n", "a.yaml");
+        assertThat(p.audit().format()).isEqualTo(AuditSettings.Format.OCSF);
+        assertThat(p.audit().stdout()).isTrue();
+        assertThat(PolicyLoader.parse("version: 1\n", "a.yaml").audit().format()).isEqualTo(AuditSettings.Format.SLUICE);
+        assertThatThrownBy(() -> PolicyLoader.parse("version: 1\naudit:\n  format: cef\n  stdout: 1\n", "a.yaml"))
+                .isInstanceOf(PolicyException.class)
+                .satisfies(e -> assertThat(((PolicyException) e).errors()).extracting(Object::toString).containsExactly(
+                        "a.yaml:3:11: audit.format: cef (expected: sluice or ocsf)",
+                        "a.yaml:4:11: audit.stdout: 1 (expected: true or false)"));
     }
 
     @Test
@@ -316,7 +329,7 @@ class PolicyLoaderTest {
             rule unknown key       | version: 1\\ndeny:\\n  - {host: a.com, hots: x}                  | p.yaml:3:19: deny[0].hots: unknown key (expected one of: host, cidr, ports, methods, paths, tls_only)
             hosts value            | version: 1\\nnetwork:\\n  hosts:\\n    a.test: example.com          | p.yaml:4:13: network.hosts.a.test: example.com (expected: an IP address such as 10.0.0.5 or fd00::5)
             hosts key literal      | version: 1\\nnetwork:\\n  hosts:\\n    10.0.0.1: 10.0.0.2            | p.yaml:4:5: network.hosts.10.0.0.1: an IP literal (expected: a DNS name)
-            audit unknown key      | version: 1\\naudit: {max_files: 3}                              | p.yaml:2:9: audit.max_files: unknown key (expected one of: path, max_file_bytes, keep_files)
+            audit unknown key      | version: 1\\naudit: {max_files: 3}                              | p.yaml:2:9: audit.max_files: unknown key (expected one of: path, max_file_bytes, keep_files, format, stdout)
             audit size unit        | version: 1\\naudit: {max_file_bytes: 64MB}                      | p.yaml:2:25: audit.max_file_bytes: 64MB (expected: bytes, or a size such as 64KiB, 32MiB, 1GiB)
             audit size zero        | version: 1\\naudit:\\n  max_file_bytes: 0                       | p.yaml:3:19: audit.max_file_bytes: 0 (expected: 1..9223372036854775807 bytes)
             audit keep zero        | version: 1\\naudit:\\n  keep_files: 0                           | p.yaml:3:15: audit.keep_files: 0 (expected: 1..1000)

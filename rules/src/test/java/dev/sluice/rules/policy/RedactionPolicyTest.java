@@ -91,7 +91,7 @@ class RedactionPolicyTest {
                 "p.yaml:8:45: redaction.custom[2].keywords[0]: a (expected: 2..64 printable ASCII characters without spaces, quotes or backslashes)",
                 "p.yaml:8:51: redaction.custom[2].colour: unknown key (expected one of: id, pattern, keywords, max_length)",
                 "p.yaml:9:13: redaction.custom[3].id: corp-token listed twice",
-                "p.yaml:10:3: redaction.extra: unknown key (expected one of: action, builtin, custom)");
+                "p.yaml:10:3: redaction.extra: unknown key (expected one of: action, binary, builtin, custom)");
     }
 
     @Test

@@ -1,0 +1,40 @@
+package dev.sluice.proxy.core;
+
+import org.jspecify.annotations.Nullable;
+import dev.sluice.proxy.limits.EgressBudgets;
+
+import dev.sluice.proxy.audit.AuditLog;
+import dev.sluice.proxy.audit.AuditSink;
+import dev.sluice.proxy.dial.UpstreamDialer;
+import dev.sluice.proxy.tls.InterceptionTls;
+import dev.sluice.proxy.metrics.SluiceMetrics;
+import java.time.Clock;
+
+/**
+ * What every handler of one Sluice instance shares. One per running server; never static.
+ *
+ * @param policies the running policy
+ * @param auditLog the audit writer (its health decides whether traffic may pass)
+ * @param audit where audit events are emitted: metrics, then the audit log
+ * @param dialer resolves, checks and connects upstream
+ * @param clock wall clock for audit timestamps
+ * @param metrics the metrics registry
+ * @param connections per-extension connection counts and caps
+ * @param interception the TLS material for inspected hosts; null where interception is not available (a
+ *     tunnel the rules mark {@code INTERCEPT} is then refused, never relayed blind)
+ * @param budgets per-extension egress byte budgets
+ */
+public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
+                           Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
+                           @Nullable InterceptionTls interception, EgressBudgets budgets) {
+
+    /**
+     * Returns the byte counters for traffic of {@code extension} decided by {@code decision}, charging
+     * the extension's egress budget.
+     */
+    public dev.sluice.proxy.metrics.TrafficMeter traffic(dev.sluice.rules.policy.Policy policy,
+                                                         dev.sluice.rules.policy.Extension extension,
+                                                         dev.sluice.rules.decision.Decision decision) {
+        return metrics.traffic(policy, extension, decision).withBudget(budgets.account(extension.name()));
+    }
+}

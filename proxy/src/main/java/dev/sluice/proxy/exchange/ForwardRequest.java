@@ -1,0 +1,47 @@
+package dev.sluice.proxy.exchange;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.metrics.TrafficMeter;
+import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.target.HttpTarget;
+import io.netty.handler.codec.http.HttpRequest;
+
+/**
+ * An allowed plain-HTTP request, passed from the request phase to the forwarding phase. Its body, if
+ * any, follows as {@code HttpContent} messages up to a {@code LastHttpContent}.
+ *
+ * @param request the request as it goes upstream: origin-form request-target, Host rebuilt from the
+ *                absolute-form, hop-by-hop fields removed
+ * @param target the parsed absolute-form
+ * @param decision the name decision (allow or would_deny)
+ * @param policy the snapshot that decided; the dial uses the same one
+ * @param audit this exchange's audit record, emitted once by the forwarder
+ * @param downstreamKeepAlive whether the client wants the connection kept after this exchange
+ * @param traffic the byte counters of this exchange's extension and destination
+ * @param responseScan what looks at the response as it streams (report-mode credential scan), or null
+ */
+public record ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy,
+                             AuditEvent audit, boolean downstreamKeepAlive, TrafficMeter traffic,
+                             ResponseScan responseScan) {
+
+    /** The same request without a response scan. */
+    public ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy, AuditEvent audit,
+                          boolean downstreamKeepAlive, TrafficMeter traffic) {
+        this(request, target, decision, policy, audit, downstreamKeepAlive, traffic, null);
+    }
+
+    /** Returns this request with {@code scan} looking at its response. */
+    public ForwardRequest withResponseScan(ResponseScan scan) {
+        return new ForwardRequest(request, target, decision, policy, audit, downstreamKeepAlive, traffic, scan);
+    }
+
+    /** Looks at a response as it streams through, without changing it. Used on the event loop. */
+    public interface ResponseScan {
+        /** Called with the final (non-1xx) response head. */
+        void onHead(io.netty.handler.codec.http.HttpResponse head);
+
+        /** Called with each body chunk (not retained: read it now), {@code last} for the final one. */
+        void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit);
+    }
+}

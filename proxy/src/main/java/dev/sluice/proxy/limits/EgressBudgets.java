@@ -1,0 +1,75 @@
+package dev.sluice.proxy.limits;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Per-extension egress byte budgets ({@code limits.egress_budget} per {@code limits.egress_budget_window}):
+ * bytes toward the internet are added as they flow; once an extension has used its budget in the
+ * current window, its new requests and tunnels are answered 429 {@code egress_budget} until the window
+ * ends. Windows are fixed and aligned to the epoch (a 1h window resets on the hour, UTC). Exchanges
+ * already running are not cut.
+ */
+public final class EgressBudgets {
+
+    private final Clock clock;
+    private final Map<String, Account> accounts = new ConcurrentHashMap<>();
+
+    public EgressBudgets(Clock clock) {
+        this.clock = clock;
+    }
+
+    /** Returns the account of {@code extension}, created on first use. */
+    public Account account(String extension) {
+        return accounts.computeIfAbsent(extension, e -> new Account(clock));
+    }
+
+    /**
+     * Answers whether {@code extension} has used {@code budgetBytes} or more in the current window of
+     * {@code window}; always false when {@code budgetBytes} is 0 (no budget).
+     */
+    public boolean exhausted(String extension, long budgetBytes, Duration window) {
+        return budgetBytes > 0 && account(extension).used(window) >= budgetBytes;
+    }
+
+    /** One extension's bytes in the current window. */
+    public static final class Account {
+        private final Clock clock;
+        private final AtomicLong bytes = new AtomicLong();
+        private volatile long windowStartMillis;
+        private volatile long windowMillis = 1;
+
+        Account(Clock clock) {
+            this.clock = clock;
+        }
+
+        /** Adds {@code n} egress bytes (n &gt; 0) to the current window. */
+        public void add(long n) {
+            roll(windowMillis);
+            bytes.addAndGet(n);
+        }
+
+        /** Returns the bytes used in the current window of {@code window}. */
+        public long used(Duration window) {
+            windowMillis = Math.max(1, window.toMillis());
+            roll(windowMillis);
+            return bytes.get();
+        }
+
+        private void roll(long lengthMillis) {
+            long now = clock.millis();
+            long start = now - Math.floorMod(now, lengthMillis);
+            if (start != windowStartMillis) {
+                synchronized (this) {
+                    if (start != windowStartMillis) {
+                        windowStartMillis = start;
+                        bytes.set(0);
+                    }
+                }
+            }
+        }
+    }
+}

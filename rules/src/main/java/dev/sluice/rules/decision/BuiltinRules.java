@@ -1,0 +1,68 @@
+package dev.sluice.rules.decision;
+
+/**
+ * The rule ids of Sluice's built-in checks, in one place beside {@link Reason}: a {@link Decision} that no
+ * policy rule made names one of these as its {@code ruleId} (the audit record's {@code rule}). Policy
+ * rules have ids of their own ({@code extensions.<name>.allow[<i>]}, {@code groups.<name>[<i>]},
+ * {@code deny[<i>]}). No handler spells a rule id as a string literal.
+ */
+public final class BuiltinRules {
+
+    /** Nothing in the policy matched ({@link Reason#NOT_ALLOWLISTED}). */
+    public static final String IMPLICIT_DENY = "implicit-deny";
+    /** A resolved or literal address is in a denied class ({@link Reason#ADDRESS_CLASS}). */
+    public static final String ADDRESS_CLASS = "network.address_class";
+    /** An answer is one of Sluice's own listeners ({@link Reason#SELF_LOOP}). */
+    public static final String SELF = "network.self";
+    /** DNS gave no answer ({@link Reason#DNS_FAILURE}). */
+    public static final String DNS = "network.dns";
+    /** The DNS responder for transparent sandboxes: a query it does not answer ({@link Reason#DNS_NOT_ALLOWLISTED}). */
+    public static final String DNS_QUERY = "dns";
+    /** The upstream connection could not be made or timed out. */
+    public static final String CONNECT = "network.connect";
+    /** The upstream answered something Sluice will not relay (a malformed head, an unasked-for 101). */
+    public static final String UPSTREAM = "network.upstream";
+    /** The upstream TLS handshake failed for a reason other than a pin. */
+    public static final String UPSTREAM_TLS = "network.tls";
+    /** An inspected host's SPKI pins did not match ({@link Reason#PIN_MISMATCH}). */
+    public static final String PINS = "inspect.pins";
+    /** Interception checks: TLS in the tunnel, SNI, ALPN, interception available. */
+    public static final String INSPECT = "inspect";
+    /** The {@code Host} of an intercepted request names another host ({@link Reason#HOST_MISMATCH}). */
+    public static final String INTERCEPT_HOST = "intercept.host";
+    /** Proxy-Authorization named no extension, or a wrong token ({@link Reason#UNKNOWN_EXTENSION}). */
+    public static final String AUTH = "auth";
+    /** No extension's {@code sources} covers the client address (transparent listener). */
+    public static final String SOURCES = "sources";
+    /** The request-target or SNI could not be canonicalised ({@link Reason#MALFORMED_TARGET}). */
+    public static final String TARGET = "target";
+    /** The SNI could not be canonicalised. */
+    public static final String TLS_SNI = "tls.sni";
+    /** A tunnel's first bytes that start like a TLS ClientHello and then break, end, or exceed the limit. */
+    public static final String TLS_CLIENT_HELLO = "tls.client_hello";
+    /** The request could not be parsed ({@link Reason#MALFORMED_REQUEST}). */
+    public static final String HTTP_PARSE = "http.parse";
+    /** Message framing: Content-Length with Transfer-Encoding, bad chunks ({@link Reason#AMBIGUOUS_FRAMING}). */
+    public static final String HTTP_FRAMING = "http.framing";
+    /** An origin-form request-target on the explicit listener. */
+    public static final String HTTP_REQUEST_TARGET = "http.request_target";
+    /** An {@code Upgrade} request ({@link Reason#UPGRADE_NOT_SUPPORTED}). */
+    public static final String HTTP_UPGRADE = "http.upgrade";
+    /** The audit log cannot write ({@link Reason#AUDIT_UNAVAILABLE}). */
+    public static final String AUDIT = "audit";
+    /** {@code limits.max_header_bytes} ({@link Reason#HEADER_TOO_LARGE}). */
+    public static final String MAX_HEADER_BYTES = "limits.max_header_bytes";
+    /** {@code limits.max_inspected_body} ({@link Reason#BODY_TOO_LARGE}). */
+    public static final String MAX_INSPECTED_BODY = "limits.max_inspected_body";
+    /** {@code limits.max_connections_per_extension} ({@link Reason#CONNECTION_LIMIT}). */
+    public static final String MAX_CONNECTIONS = "limits.max_connections_per_extension";
+    /** {@code limits.egress_budget} ({@link Reason#EGRESS_BUDGET}). */
+    public static final String EGRESS_BUDGET = "limits.egress_budget";
+    /** {@code limits.header_timeout} ({@link Reason#HEADER_TIMEOUT}). */
+    public static final String HEADER_TIMEOUT = "limits.header_timeout";
+    /** {@code limits.idle_timeout} ({@link Reason#IDLE_TIMEOUT}). */
+    public static final String IDLE_TIMEOUT = "limits.idle_timeout";
+
+    private BuiltinRules() {
+    }
+}
