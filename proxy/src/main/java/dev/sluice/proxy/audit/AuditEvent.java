@@ -68,6 +68,7 @@ public final class AuditEvent {
     private volatile String tlsSni;
     private volatile String decision;
     private volatile String reason;
+    private volatile String addressClass;
     private volatile String rule;
     private volatile String peerAddress;
     private volatile Integer statusCode;
@@ -167,32 +168,33 @@ public final class AuditEvent {
     }
 
     /** Sets {@code decision}: {@code allow}, {@code deny} or {@code would_deny}. */
-    public AuditEvent decision(String decision) {
+    AuditEvent decision(String decision) {
         this.decision = checkWord("decision", decision, DECISIONS);
         return this;
     }
 
     /**
-     * Sets {@code decision}, {@code reason} and {@code rule} from a rules decision. The reason is
-     * {@link Decision#reasonText()}: the reason word, plus the class for address-class denials
-     * (e.g. {@code address_class: metadata}).
+     * Sets {@code decision}, {@code reason} and {@code rule} from a rules decision, and for an
+     * address-class denial {@code address_class} (e.g. {@code metadata}); the reason is always the one
+     * word of the reason set, so the record and the metrics label spell it one way.
      */
     public AuditEvent decision(Decision d) {
         Objects.requireNonNull(d, "d");
         decision(d.verdict().label());
-        this.reason = d.reasonText();
+        this.reason = d.reason().label();
         this.rule = d.ruleId();
+        this.addressClass = d.addressClass() == null ? null : d.addressClass().label();
         return this;
     }
 
     /** Sets {@code reason}, one word of design.md "Answers and reasons". */
-    public AuditEvent reason(String reason) {
+    AuditEvent reason(String reason) {
         this.reason = reason;
         return this;
     }
 
     /** Sets {@code rule}, the id of the deciding rule. */
-    public AuditEvent rule(String ruleId) {
+    AuditEvent rule(String ruleId) {
         this.rule = ruleId;
         return this;
     }
@@ -282,7 +284,7 @@ public final class AuditEvent {
         sink.write(new AuditRecord(startTime, eventId, extension, clientAddress, clientPort, listener,
                 method, scheme, serverAddress, serverPort, urlPath, tlsMode, tlsSni, decision, reason,
                 rule, peerAddress, statusCode, bytesSent.get(), bytesReceived.get(), durationMs,
-                Map.copyOf(redactions), pin, error));
+                Map.copyOf(redactions), pin, error, addressClass));
         return true;
     }
 

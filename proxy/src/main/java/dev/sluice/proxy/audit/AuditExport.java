@@ -331,6 +331,7 @@ public final class AuditExport implements AuditSink, Closeable {
         }
         put(a, AuditFields.PIN, r.pin());
         put(a, AuditFields.ERROR, r.error());
+        put(a, AuditFields.ADDRESS_CLASS, r.addressClass());
         return a.build();
     }
 

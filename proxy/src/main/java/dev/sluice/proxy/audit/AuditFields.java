@@ -57,6 +57,8 @@ public final class AuditFields {
     public static final String PIN = "pin";
     /** A short one-line error description. */
     public static final String ERROR = "error";
+    /** For an {@code address_class} denial: the class of the answer ({@code metadata}, {@code loopback}, ...). */
+    public static final String ADDRESS_CLASS = "address_class";
 
     /**
      * Lowercase hex SHA-256 of the previous line's exact bytes (without its newline); 64 zeros on the
@@ -68,7 +70,7 @@ public final class AuditFields {
     /** Every field name of a record, in the order a record writes them ({@link #PREV_HASH} not included). */
     public static final List<String> ALL = List.of(
             TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
-            URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, RULE,
+            URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, ADDRESS_CLASS, RULE,
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
             REDACTIONS, PIN, ERROR);
 

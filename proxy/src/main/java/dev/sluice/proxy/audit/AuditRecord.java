@@ -48,6 +48,8 @@ import java.util.TreeMap;
  * @param redactions detector id to count; null or empty is omitted; copied, unmodifiable, sorted by id
  * @param pin {@code ok}, {@code mismatch}, {@code recorded} or {@code none}; nullable
  * @param error short one-line error; nullable
+ * @param addressClass for an {@code address_class} denial, the class ({@code metadata}, {@code loopback}, ...);
+ *     nullable
  */
 public record AuditRecord(
         Instant time,
@@ -73,7 +75,8 @@ public record AuditRecord(
         long durationMs,
         Map<String, Long> redactions,
         String pin,
-        String error) {
+        String error,
+        String addressClass) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
@@ -138,6 +141,7 @@ public record AuditRecord(
         string(out, AuditFields.TLS_SNI, tlsSni);
         string(out, AuditFields.DECISION, decision);
         string(out, AuditFields.REASON, reason);
+        string(out, AuditFields.ADDRESS_CLASS, addressClass);
         string(out, AuditFields.RULE, rule);
         string(out, AuditFields.NETWORK_PEER_ADDRESS, peerAddress);
         number(out, AuditFields.HTTP_RESPONSE_STATUS_CODE, statusCode);

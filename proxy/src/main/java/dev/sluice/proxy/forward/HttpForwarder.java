@@ -444,7 +444,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         boolean close = closeDownstream || !requestComplete;
         FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close);
         AuditEvent audit = request.audit();
-        audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
+        audit.decision(denial)
                 .statusCode(denial.reason().httpStatus());
         if (detail != null && audit.errorOrNull() == null) {
             audit.error(detail);

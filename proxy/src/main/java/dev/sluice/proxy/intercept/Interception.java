@@ -1,6 +1,7 @@
 package dev.sluice.proxy.intercept;
 
 import dev.sluice.rules.decision.BuiltinRules;
+import dev.sluice.rules.decision.Decision;
 import dev.sluice.proxy.tls.InterceptionTls;
 
 import dev.sluice.proxy.audit.AuditEvent;
@@ -201,7 +202,7 @@ public final class Interception {
             if (msg instanceof ByteBuf buf && buf.isReadable()) {
                 if (buf.getByte(buf.readerIndex()) != HANDSHAKE) {
                     ReferenceCountUtil.release(msg);
-                    tunnelAudit.decision("deny").reason(Reason.NOT_HTTP_OR_TLS.label()).rule(BuiltinRules.INSPECT)
+                    tunnelAudit.decision(Decision.deny(Reason.NOT_HTTP_OR_TLS, BuiltinRules.INSPECT))
                             .error("not TLS in a tunnel to an inspected host");
                     ctx.close();
                     return;
@@ -250,7 +251,7 @@ public final class Interception {
         private void fail(ChannelHandlerContext ctx, Throwable cause) {
             Reason reason = refusal;
             if (reason != null) {
-                tunnelAudit.decision("deny").reason(reason.label()).rule(BuiltinRules.INSPECT);
+                tunnelAudit.decision(Decision.deny(reason, BuiltinRules.INSPECT));
                 if (sni != null) {
                     tunnelAudit.tlsSni(sni.length() > 253 ? sni.substring(0, 253) : sni);
                 }

@@ -68,7 +68,7 @@ public final class TransparentInterception implements InterceptionPath {
             if (!f.isSuccess()) {
                 Decision denial = f.cause() instanceof DialFailure failure
                         ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
-                audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
+                audit.decision(denial)
                         .error(f.cause().getMessage());
                 audit.emit();
                 clientHello.release();

@@ -309,7 +309,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         // A CONNECT's decision also says what the tunnel becomes (blind or intercepted): rules decide it.
         Decision decision = connect ? Decider.decideTunnel(policy, extension.get(), target)
                 : Decider.decide(policy, extension.get(), target, info);
-        audit.decision(decision.verdict().label()).reason(decision.reason().label()).rule(decision.ruleId());
+        audit.decision(decision);
         if (!decision.permits()) {
             refuse(ctx, request, audit, decision, connect, null);
             return;
@@ -378,9 +378,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 || request.decoderResult().isFailure();
         String text = decision.reasonText();
         FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close);
-        audit.decision(decision.verdict().label())
-                .reason(decision.reason().label())
-                .rule(decision.ruleId())
+        audit.decision(decision)
                 .statusCode(decision.reason().httpStatus());
         if (detail != null) {
             audit.error(detail);
@@ -507,9 +505,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
                 .listener(listener)
                 .client((InetSocketAddress) ctx.channel().remoteAddress())
-                .decision("deny")
-                .reason(reason.label())
-                .rule(rule)
+                .decision(Decision.deny(reason, rule))
                 .error(error);
         if (admission.boundExtension() != null) {
             audit.extension(admission.boundExtension());

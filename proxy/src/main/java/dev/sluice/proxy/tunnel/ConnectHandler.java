@@ -150,7 +150,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
     /** Answers a refused CONNECT itself (its status from the reason), with the record, and closes. */
     private void refuse(ChannelHandlerContext ctx, Decision denial, String error) {
         AuditEvent audit = request.audit();
-        audit.decision(denial.verdict().label()).reason(denial.reason().label()).rule(denial.ruleId())
+        audit.decision(denial)
                 .statusCode(denial.reason().httpStatus()).error(error);
         audit.emit();
         releaseEarly();

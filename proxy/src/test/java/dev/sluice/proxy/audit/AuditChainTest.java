@@ -31,7 +31,7 @@ class AuditChainTest {
         return new AuditRecord(T.plusSeconds(i), String.format("%016x", i), "ext-" + (i % 3), "10.0.0.2", 40000 + i,
                 "explicit", "GET", "https", "host" + (i % 4) + ".test", 443, "/item/" + i, "tunnel", null,
                 i % 5 == 0 ? "deny" : "allow", i % 5 == 0 ? "not_allowlisted" : "allowlisted", "r", "192.0.2.1",
-                i % 5 == 0 ? 403 : 200, i, 2L * i, 7, null, null, null);
+                i % 5 == 0 ? 403 : 200, i, 2L * i, 7, null, null, null, null);
     }
 
     private static void write(AuditLog log, int from, int to) {

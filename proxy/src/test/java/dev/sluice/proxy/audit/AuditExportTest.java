@@ -278,7 +278,7 @@ class AuditExportTest {
     private static AuditRecord record(String id) {
         return new AuditRecord(Instant.parse("2026-12-01T10:00:00.123Z"), id, "default", "127.0.0.1", 40000,
                 "explicit", "GET", "http", "example.test", 80, "/", "none", null, "deny", "not_allowlisted",
-                "implicit-deny", null, 403, 0, 0, 1, null, null, null);
+                "implicit-deny", null, 403, 0, 0, 1, null, null, null, null);
     }
 
     private String scrape() throws Exception {

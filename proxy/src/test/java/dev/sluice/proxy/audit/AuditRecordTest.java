@@ -19,7 +19,7 @@ class AuditRecordTest {
 
     static AuditRecord minimal() {
         return new AuditRecord(T, "0123456789abcdef", null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, 0, 0, 0, null, null, null);
+                null, null, null, null, null, null, null, 0, 0, 0, null, null, null, null);
     }
 
     static AuditRecord full() {
@@ -28,7 +28,7 @@ class AuditRecordTest {
         redactions.put("aws-access-key", 1L);
         return new AuditRecord(T, "0123456789abcdef", "github", "10.0.0.2", 50123, "explicit", "GET", "https",
                 "api.github.com", 443, "/repos?page=***", "intercept", "api.github.com", "allow", "allowlisted",
-                "extensions.github.allow[0]", "140.82.112.6", 200, 512, 4096, 37, redactions, "ok", "none");
+                "extensions.github.allow[0]", "140.82.112.6", 200, 512, 4096, 37, redactions, "ok", "none", "public");
     }
 
     static List<String> keys(JsonNode node) {
@@ -63,7 +63,7 @@ class AuditRecordTest {
     @Test
     void emptyRedactionsAreOmittedAndOthersSortedById() {
         AuditRecord empty = new AuditRecord(T, "id", null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, 0, 0, 0, Map.of(), null, null);
+                null, null, null, null, null, null, null, 0, 0, 0, Map.of(), null, null, null);
         assertThat(empty.redactions()).isNull();
         assertThat(empty.toJson()).doesNotContain("redactions");
         assertThat(full().redactions().keySet()).containsExactly("aws-access-key", "openai-key");
@@ -72,14 +72,14 @@ class AuditRecordTest {
     @Test
     void staysOnOneLineWhateverTheValues() {
         AuditRecord r = new AuditRecord(T, "id", "ext\nwith\u0000control", null, null, null, null, null, null,
-                null, "/a\r\nb", null, null, null, null, null, null, null, 0, 0, 0, null, null, "\"quoted\"");
+                null, "/a\r\nb", null, null, null, null, null, null, null, 0, 0, 0, null, null, "\"quoted\"", null);
         assertThat(r.toJson()).doesNotContain("\n").doesNotContain("\r");
     }
 
     @Test
     void rejectsNegativeCounters() {
         assertThatThrownBy(() -> new AuditRecord(T, "id", null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, -1, 0, 0, null, null, null))
+                null, null, null, null, null, null, null, -1, 0, 0, null, null, null, null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("bytesSent");
     }

@@ -50,7 +50,7 @@ class AuditCliTest {
         seq++;
         return new AuditRecord(time, String.format("%016x", seq), ext, "10.0.0.2", 40000 + seq, "explicit",
                 "CONNECT", "https", host, port, null, "tunnel", null, decision, reason, "r", null,
-                decision.equals("deny") ? 403 : 200, sent, received, 5, redactions, null, null);
+                decision.equals("deny") ? 403 : 200, sent, received, 5, redactions, null, null, null);
     }
 
     /**

@@ -1,5 +1,14 @@
 package dev.sluice.rules.redact;
 
+import static dev.sluice.rules.redact.DetectorShapes.NA;
+import static dev.sluice.rules.redact.DetectorShapes.NA_URL;
+import static dev.sluice.rules.redact.DetectorShapes.NB;
+import static dev.sluice.rules.redact.DetectorShapes.assignment;
+import static dev.sluice.rules.redact.DetectorShapes.checked;
+import static dev.sluice.rules.redact.DetectorShapes.labelled;
+import static dev.sluice.rules.redact.DetectorShapes.prefixed;
+
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,36 +26,7 @@ import java.util.regex.Pattern;
  */
 public final class BuiltinDetectors {
 
-    /** Not preceded by an ASCII letter or digit. */
-    private static final String NB = "(?<![A-Za-z0-9])";
-    /** Not followed by an ASCII letter or digit. */
-    private static final String NA = "(?![A-Za-z0-9])";
-    /** Not followed by a base64url character. */
-    private static final String NA_URL = "(?![A-Za-z0-9_-])";
-
     private BuiltinDetectors() {
-    }
-
-    private static Detector prefixed(String id, String description, List<String> keywords, String regex, int maxLength,
-                                     double minEntropy, Predicate<String> validator) {
-        return new Detector(id, description, keywords, Pattern.compile(regex), 0, minEntropy, validator, 0, maxLength, true);
-    }
-
-    private static Detector labelled(String id, String description, List<String> keywords, String regex, int maxLength,
-                                     double minEntropy, Predicate<String> validator) {
-        return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false);
-    }
-
-    /**
-     * A labelled detector whose pattern is {@code label name-chars quote? spaces (:|=) ...}; with
-     * {@code identifiersRejected}, its validator rejects every code identifier, so the precheck may too
-     * (see {@link Precheck#assignment(int, int, boolean)}).
-     */
-    private static Detector assignment(String id, String description, List<String> keywords, String regex, int maxLength,
-                                       double minEntropy, Predicate<String> validator, int maxNameChars, int minValueChars,
-                                       boolean identifiersRejected) {
-        return new Detector(id, description, keywords, Pattern.compile(regex), 1, minEntropy, validator, 0, maxLength, false,
-                Precheck.assignment(maxNameChars, minValueChars, identifiersRejected));
     }
 
     /** At {@code ://}: user chars, then ':' within 64 characters, as the pattern needs. */
@@ -154,7 +134,7 @@ public final class BuiltinDetectors {
     public static final Detector AZURE_SAS_TOKEN = new Detector("azure-sas-token",
             "Azure shared access signature (sig= parameter)", List.of("sig="),
             Pattern.compile("(?<=[?&])sig=((?:[A-Za-z0-9+/]|%2[bBfF]){40,120}(?:=|%3[dD]){0,2})(?![A-Za-z0-9%+/=])"),
-            1, 3.5, null, 0, 140, false);
+            1, 3.5, checked(null), 0, 140, false);
 
     /**
      * Azure Service Bus / Event Hubs / Relay shared access key after {@code SharedAccessKey=}: 32 random
@@ -176,7 +156,7 @@ public final class BuiltinDetectors {
     public static final Detector AZURE_AD_CLIENT_SECRET = new Detector("azure-ad-client-secret",
             "Microsoft Entra ID (Azure AD) client secret", List.of("q~"),
             Pattern.compile("(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
-            0, 3.0, null, 4, 40, false);
+            0, 3.0, checked(null), 4, 40, false);
 
     // ---------------------------------------------------------------- source hosting and CI
 
@@ -380,7 +360,7 @@ public final class BuiltinDetectors {
             List.of("t3blbkfj"),
             Pattern.compile("sk-(?<![A-Za-z0-9_-]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16,250}"
                     + NA_URL),
-            0, 3.0, null, 270, 530, false);
+            0, 3.0, checked(null), 270, 530, false);
 
     /**
      * Anthropic API keys: {@code sk-ant-}, a kind and version ({@code api03}, {@code admin01}, OAuth
@@ -463,38 +443,55 @@ public final class BuiltinDetectors {
             List.of("://"),
             Pattern.compile("(?<=[A-Za-z][A-Za-z0-9+.-]{0,20})://[^\\s:@/?#\"'<>\\\\]{1,64}+:"
                     + "([^\\s:@/?#\"'<>\\\\]{3,128}+)@(?=[A-Za-z0-9\\[])"),
-            1, 0, BuiltinDetectors::notPlaceholder, 0, 200, false, BuiltinDetectors::urlUserinfoFollows);
+            1, 0, checked(DetectorShapes::notPlaceholder), 0, 200, false, BuiltinDetectors::urlUserinfoFollows);
 
     /**
-     * Generic secret assignment: a label (password, passwd, pwd, secret, api_key, apikey, access_key,
-     * token — with up to 30 more name characters, e.g. {@code DB_PASSWORD_PROD}), an assignment
-     * ({@code =}, {@code :}, {@code :=}, {@code =>}), optional quotes, and a value of 8 to 128 characters
- * (not ending in a full stop).
-     * Only values with Shannon entropy of at least 3.0 bits per character that do not look like a
-     * placeholder or a code identifier (e.g. {@code process.env.TOKEN}) are reported. The value is what is
-     * redacted. Source: our own rule; the entropy gate follows the practice described in gitleaks'
-     * documentation (https://github.com/gitleaks/gitleaks#configuration, {@code entropy}).
+     * Generic secret assignment: a label (password, passwd, pwd, {@code _pass}, passphrase,
+     * secret, api_key, apikey, access_key, token — with up to 30 more name characters, e.g.
+     * {@code DB_PASSWORD_PROD}, but not a name ending in hash, sha256, md5, digest, checksum, fingerprint,
+     * count, length, type, url, path, file, name or id), an assignment ({@code =}, {@code :}, {@code :=},
+     * {@code =>}), optional quotes, and a value of 8 to 128 characters (not ending in a full stop). This
+     * covers YAML, JSON, TOML, INI, Java properties, {@code .env}, shell {@code export}, XML attributes and
+     * Python, JavaScript, Go and Java assignments. Only values with Shannon entropy of at least 3.0 bits per
+     * character and two character classes that are not a placeholder ({@code changeme}, {@code ${VAR}},
+     * {@code <your-key>}, {@code xxxx}), a code identifier or expression ({@code process.env.TOKEN},
+     * {@code os.environ[...]}, {@code e.apiKey||t}), a UUID, a hash or a data URL are reported. The value
+     * is what is redacted. Source: our own rule; the entropy gate follows the practice described in
+     * gitleaks' documentation (https://github.com/gitleaks/gitleaks#configuration, {@code entropy}).
      */
     public static final Detector GENERIC_SECRET = assignment("generic-secret",
             "generic secret assignment (password=..., api_key: ...) with an entropy gate",
-            List.of("password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "token"),
-            "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}+\\\\?[\"']?\\s{0,4}+"
+            List.of("password", "passwd", "pwd", "_pass", "passphrase", "secret", "api_key", "api-key",
+                    "apikey", "access_key", "token"),
+            "(?i:password|passwd|pwd|_pass|passphrase|secret|api[_-]?key|access[_-]?key|token)[A-Za-z0-9_.-]{0,30}+"
+                    + "(?<!(?i:hash|sha1|sha256|sha512|md5|digest|checksum|fingerprint|count|length|_len|type|_url|_uri"
+                    + "|path|file|name|_id|ids))"
+                    + "\\\\?[\"']?\\s{0,4}+"
                     + "(?::=|=>|[:=])\\s{0,4}+\\\\?[\"']?([^\\s\"'`,;(){}\\[\\]<>$\\\\]{7,127}[^\\s\"'`,;(){}\\[\\]<>$\\\\.])",
-            200, 3.0, s -> notPlaceholder(s) && !looksLikeIdentifier(s), 45, 8, true);
+            200, 3.0, DetectorShapes::plausibleSecret, 45, 8, true);
 
-    private static final List<Detector> ALL = List.of(
-            AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_BEDROCK_API_KEY,
-            GITHUB_PAT, GITHUB_FINE_GRAINED_PAT, GITHUB_OAUTH_TOKEN, GITHUB_APP_TOKEN, GITHUB_REFRESH_TOKEN,
-            GITLAB_PAT, GITLAB_TOKEN,
-            SLACK_TOKEN, SLACK_APP_TOKEN, SLACK_WEBHOOK_URL,
-            STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
-            OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, XAI_API_KEY,
-            GOOGLE_API_KEY, GCP_SERVICE_ACCOUNT_KEY,
-            AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_ACCOUNT_KEY, AZURE_SAS_TOKEN, AZURE_SHARED_ACCESS_KEY,
-            AZURE_AD_CLIENT_SECRET,
-            DATABRICKS_TOKEN, NPM_TOKEN, PYPI_TOKEN, HUGGINGFACE_TOKEN, TWILIO_API_KEY, SENDGRID_API_KEY,
-            SHOPIFY_TOKEN, DIGITALOCEAN_TOKEN, VAULT_TOKEN, POSTMAN_API_KEY, LINEAR_API_KEY, AGE_SECRET_KEY,
-            PRIVATE_KEY_PEM, JWT, URL_PASSWORD, GENERIC_SECRET);
+    private static final List<Detector> ALL = registry();
+
+    private static List<Detector> registry() {
+        List<Detector> all = new ArrayList<>(List.of(
+                AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_BEDROCK_API_KEY,
+                GITHUB_PAT, GITHUB_FINE_GRAINED_PAT, GITHUB_OAUTH_TOKEN, GITHUB_APP_TOKEN, GITHUB_REFRESH_TOKEN,
+                GITLAB_PAT, GITLAB_TOKEN,
+                SLACK_TOKEN, SLACK_APP_TOKEN, SLACK_WEBHOOK_URL,
+                STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
+                OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, XAI_API_KEY,
+                GOOGLE_API_KEY, GCP_SERVICE_ACCOUNT_KEY,
+                AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_ACCOUNT_KEY, AZURE_SAS_TOKEN, AZURE_SHARED_ACCESS_KEY,
+                AZURE_AD_CLIENT_SECRET,
+                DATABRICKS_TOKEN, NPM_TOKEN, PYPI_TOKEN, HUGGINGFACE_TOKEN, TWILIO_API_KEY, SENDGRID_API_KEY,
+                SHOPIFY_TOKEN, DIGITALOCEAN_TOKEN, VAULT_TOKEN, POSTMAN_API_KEY, LINEAR_API_KEY, AGE_SECRET_KEY,
+                PRIVATE_KEY_PEM, JWT));
+        all.addAll(VendorDetectors.all());
+        all.addAll(ContextDetectors.all());
+        all.add(URL_PASSWORD);
+        all.add(GENERIC_SECRET);
+        return List.copyOf(all);
+    }
 
     private static final Map<String, Detector> BY_ID;
 
@@ -508,7 +505,11 @@ public final class BuiltinDetectors {
         BY_ID = Map.copyOf(m);
     }
 
-    /** Returns every built-in detector, specific formats first, {@link #GENERIC_SECRET} last. */
+    /**
+     * Returns every built-in detector: the vendor formats of this class and of {@link VendorDetectors},
+     * the context detectors of {@link ContextDetectors}, {@link #URL_PASSWORD}, and {@link #GENERIC_SECRET}
+     * last.
+     */
     public static List<Detector> all() {
         return ALL;
     }
@@ -518,41 +519,13 @@ public final class BuiltinDetectors {
         return Optional.ofNullable(BY_ID.get(id));
     }
 
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z_]{0,127}(?:\\.[A-Za-z_][A-Za-z_]{0,127}){0,16}");
-    private static final List<String> PLACEHOLDER_WORDS = List.of("password", "passwd", "changeme", "example", "placeholder",
-            "redacted", "dummy", "sample", "xxxx", "****", "....", "your_", "your-", "<", "${", "{{", "%s");
-
     /** Rejects common placeholders: listed words, one repeated character, variable references. */
     static boolean notPlaceholder(String s) {
-        String lower = s.toLowerCase(Locale.ROOT);
-        for (String w : PLACEHOLDER_WORDS) {
-            if (lower.contains(w)) {
-                return false;
-            }
-        }
-        return !(s.startsWith("$") || atMostTwoDistinct(s));
-    }
-
-    private static boolean atMostTwoDistinct(String s) {
-        if (s.isEmpty()) {
-            return true;
-        }
-        char first = s.charAt(0);
-        char second = first;
-        for (int i = 1; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c != first && c != second) {
-                if (second != first) {
-                    return false;
-                }
-                second = c;
-            }
-        }
-        return true;
+        return DetectorShapes.notPlaceholder(s);
     }
 
     /** A name such as {@code process.env.API_TOKEN} or {@code settings_secret_value}: letters, underscores, dots, no digit. */
     static boolean looksLikeIdentifier(String s) {
-        return IDENTIFIER.matcher(s).matches();
+        return DetectorShapes.looksLikeIdentifier(s);
     }
 }

@@ -429,14 +429,29 @@ public final class StreamingRedactor {
     private void addHit(int keyword, int rawStart, int wordBefore, byte[] text, int at, int limit, boolean decisive,
                         boolean dedupe) {
         boolean wordStart = !isAlnum(wordBefore);
+        // a precheck object shared by several detectors of the keyword is evaluated once per hit (the
+        // last two distinct ones are remembered)
+        Precheck lastPre = null;
+        boolean lastAnswer = true;
+        Precheck otherPre = null;
+        boolean otherAnswer = true;
         for (int d : prefilter.detectorsOf(keyword)) {
             if (!wordStart && wordStartOnly[d]) {
                 continue;
             }
             // run the precheck now when its look-ahead has arrived: most hits of common keywords end here
             Precheck pre = prechecks[d];
-            if (pre != null && decisive && !pre.mayMatch(text, at, limit)) {
-                continue;
+            if (pre != null && decisive) {
+                if (pre != lastPre) {
+                    boolean answer = pre == otherPre ? otherAnswer : pre.mayMatch(text, at, limit);
+                    otherPre = lastPre;
+                    otherAnswer = lastAnswer;
+                    lastPre = pre;
+                    lastAnswer = answer;
+                }
+                if (!lastAnswer) {
+                    continue;
+                }
             }
             long abs = rawBase + rawStart;
             if (dedupe && hasHit(d, abs)) {
@@ -543,6 +558,7 @@ public final class StreamingRedactor {
     private void resolve(boolean finishing) {
         long avail = rawBase + rawLen;
         int w = 0;
+        cachedPrecheck = null;
         for (int h = 0; h < hitCount; h++) {
             int d = hitDet[h];
             long ks = hitStart[h];
@@ -583,11 +599,25 @@ public final class StreamingRedactor {
         int toKeyword = k - from;
         Precheck pre = det.precheck();
         if (pre != null && det.maxLength() >= PRECHECK_WINDOW) {
-            // most hits end at the precheck: decode only what it looks at first, from the keyword (a
-            // keyword starts where an escape or a literal byte does)
-            decodeWindow(k, rawLen, finishing, PRECHECK_WINDOW);
-            if (winLen == 0 || !pre.mayMatch(win, 0, winLen)) {
-                return winLen == 0 && !finishing ? WAIT : DONE;
+            if (pre == cachedPrecheck && k == cachedPrecheckAt) {
+                // the same precheck object at the same keyword, for another detector: same answer
+                if (!cachedPrecheckAnswer) {
+                    return DONE;
+                }
+            } else {
+                // most hits end at the precheck: decode only what it looks at first, from the keyword (a
+                // keyword starts where an escape or a literal byte does)
+                decodeWindow(k, rawLen, finishing, PRECHECK_WINDOW);
+                if (winLen == 0 && !finishing) {
+                    return WAIT;
+                }
+                boolean answer = winLen > 0 && pre.mayMatch(win, 0, winLen);
+                cachedPrecheck = pre;
+                cachedPrecheckAt = k;
+                cachedPrecheckAnswer = answer;
+                if (!answer) {
+                    return DONE;
+                }
             }
         }
         decodeWindow(from, rawLen, finishing, toKeyword + det.maxLength() + 1);
@@ -607,6 +637,15 @@ public final class StreamingRedactor {
         match(d, det, regionStart, regionEnd, win, true);
         return DONE;
     }
+
+    /**
+     * The last precheck answered on a {@link #PRECHECK_WINDOW} decode in this {@link #resolve} call, at raw
+     * index {@link #cachedPrecheckAt}: hits of several detectors sharing one precheck object at one
+     * keyword decode and test once.
+     */
+    private Precheck cachedPrecheck;
+    private int cachedPrecheckAt;
+    private boolean cachedPrecheckAnswer;
 
     /** Decoded bytes after a keyword given to a precheck before the whole region is decoded. */
     private static final int PRECHECK_WINDOW = 64;
