@@ -66,7 +66,9 @@ import org.slf4j.LoggerFactory;
  * 502 {@code upstream_protocol_error} for a response head the decoder rejects (bad status line or
  * header block, RFC 9112 sections 4 and 5) or a {@code 101} nobody asked for; a response that breaks
  * off or turns malformed mid-body closes the downstream connection. Nothing the decoder rejected is
- * ever written downstream. A client that half-closes mid-body
+ * ever written downstream. A request whose own chunked framing breaks mid-body
+ * ({@link ExchangeControl.Abort} from the request phase) closes the upstream connection before the
+ * request's end and is answered 400 {@code malformed_request}. A client that half-closes mid-body
  * ({@link ExchangeControl.ClientClosedMidBody}) gets nothing more: the upstream connection and the
  * downstream connection close, and the record says {@code error: client_closed_mid_body}.
  */
@@ -540,7 +542,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (current != null) {
-            current.audit().error("downstream closed before the exchange ended");
+            if (current.audit().errorOrNull() == null) {
+                // An exchange cut by a timeout already says so (idle_timeout); keep that.
+                current.audit().error("downstream closed before the exchange ended");
+            }
             current.audit().emit();
             current = null;
         }
@@ -552,7 +557,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent && current != null) {
-            current.audit().error("idle_timeout");
+            current.audit().error("idle_timeout: no byte either way for "
+                    + current.policy().limits().idleTimeout().toMillis() + " ms");
         } else if (evt instanceof Draining) {
             // Shutting down: the response in progress (if its head is not out yet) says close.
             closeDownstream = true;

@@ -27,6 +27,7 @@ public final class HeaderDeadline extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private ScheduledFuture<?> timer;
     private boolean waitingForHead = true;
+    private boolean headStarted;
 
     /** @param timeoutMillis the header timeout in milliseconds (&gt; 0) */
     public HeaderDeadline(long timeoutMillis) {
@@ -52,8 +53,11 @@ public final class HeaderDeadline extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (waitingForHead && timer == null && msg instanceof ByteBuf buf && buf.isReadable()) {
-            arm();
+        if (waitingForHead && msg instanceof ByteBuf buf && buf.isReadable()) {
+            headStarted = true;
+            if (timer == null) {
+                arm();
+            }
         }
         ctx.fireChannelRead(msg);
     }
@@ -72,12 +76,19 @@ public final class HeaderDeadline extends ChannelInboundHandlerAdapter {
     /** Called by the request phase when a complete request head arrived. */
     public void headReceived() {
         waitingForHead = false;
+        headStarted = false;
         cancel();
     }
 
     /** Called by the request phase when the connection waits for its next request. */
     public void awaitNextHead() {
         waitingForHead = true;
+        headStarted = false;
+    }
+
+    /** Answers whether bytes of a request head have arrived and the head is not complete yet. */
+    public boolean headStarted() {
+        return waitingForHead && headStarted;
     }
 
     private void cancel() {

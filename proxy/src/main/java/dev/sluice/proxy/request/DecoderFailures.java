@@ -24,7 +24,8 @@ final class DecoderFailures {
      * Returns the refusal of {@code request}, or null when its head is acceptable:
      * <table>
      *   <caption>Decoder failures and checks</caption>
-     *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding</td></tr>
+     *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding, Content-Length
+     *       repeated or a list, Transfer-Encoding repeated ({@link StrictRequestDecoder})</td></tr>
      *   <tr><td>431 header_too_large</td><td>header block over {@code maxHeaderBytes}</td></tr>
      *   <tr><td>400 malformed_request</td><td>a request line too long, an unparseable head, a version other
      *       than HTTP/1.0 and 1.1, a Transfer-Encoding other than {@code chunked}</td></tr>
@@ -36,7 +37,7 @@ final class DecoderFailures {
             Throwable cause = result.cause();
             if (cause instanceof StrictRequestDecoder.AmbiguousFramingException) {
                 return new Refusal(Decision.deny(Reason.AMBIGUOUS_FRAMING, BuiltinRules.HTTP_FRAMING),
-                        "Content-Length with Transfer-Encoding", true);
+                        cause.getMessage(), true);
             }
             if (cause instanceof io.netty.handler.codec.http.TooLongHttpHeaderException) {
                 return new Refusal(Decision.deny(Reason.HEADER_TOO_LARGE, BuiltinRules.MAX_HEADER_BYTES),

@@ -65,11 +65,16 @@ import java.util.Optional;
  *   <tr><td>400 malformed_request</td><td>unparseable request, origin-form or asterisk-form
  *       request-target, a version other than HTTP/1.0 and 1.1, a Transfer-Encoding other than
  *       {@code chunked}; the connection closes</td></tr>
- *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding; nothing is
- *       forwarded and the connection closes</td></tr>
+ *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding, a repeated
+ *       Content-Length or Transfer-Encoding, a chunked body whose framing is not exactly RFC 9112
+ *       section 7.1 ({@link StrictRequestDecoder}); nothing more of the request is forwarded (the
+ *       upstream connection of an exchange already under way is closed before the request's end)
+ *       and the connection closes</td></tr>
  *   <tr><td>400 malformed_target</td><td>a request-target that has no canonical form</td></tr>
  *   <tr><td>407 unknown_extension</td><td>no or wrong Proxy-Authorization and no {@code default}
- *       extension</td></tr>
+ *       extension; Proxy-Authorization repeated or a list ({@link SingleFields}), whatever the
+ *       policy</td></tr>
+ *   <tr><td>400 malformed_request</td><td>Host repeated or a list ({@link SingleFields})</td></tr>
  *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
  *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
  *   <tr><td>501 upgrade_not_supported</td><td>an allowed request that asks for a protocol upgrade
@@ -178,7 +183,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                     if (cause instanceof PrematureChannelClosureException) {
                         clientClosedMidBody(ctx);
                     } else {
-                        malformedBody(ctx);
+                        malformedBody(ctx, StrictRequestDecoder.framingDetail(cause));
                     }
                     return;
                 }
@@ -249,6 +254,13 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             audit.method(request.method().name());
         }
         Refusal refusal = DecoderFailures.of(request, policy.limits().maxHeaderBytes());
+        if (refusal == null) {
+            // One identity or none: repeated Proxy-Authorization or Host (SingleFields).
+            refusal = SingleFields.check(request.headers(), front instanceof ExplicitFront);
+            if (refusal != null) {
+                describeTargetForAudit(request, audit);
+            }
+        }
         if (refusal == null) {
             refusal = admission.auditHealth();
         }
@@ -433,7 +445,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Decision decision,
                         boolean forceClose, String detail) {
-        boolean hasBody = HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
+        // A failed head closes anyway (and its Content-Length may not even parse).
+        boolean hasBody = !request.decoderResult().isFailure()
+                && (HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0);
         boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
                 || request.decoderResult().isFailure();
         String text = decision.reasonText();
@@ -476,6 +490,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             return;
         }
         if (evt instanceof IdleStateEvent && state != State.TUNNEL) {
+            HeaderDeadline deadline = ctx.pipeline().get(HeaderDeadline.class);
+            if (state == State.IDLE && deadline != null && deadline.headStarted()) {
+                // A request head began and stalled: the connection's only record says why it ended.
+                recordStall(ctx, Reason.IDLE_TIMEOUT, BuiltinRules.IDLE_TIMEOUT, "request head incomplete: no byte for "
+                        + context.policies().current().limits().idleTimeout().toMillis() + " ms");
+            }
             // Let the forwarding phase note it on the exchange's record, then close.
             ctx.fireUserEventTriggered(evt);
             state = State.CLOSED;
@@ -529,7 +549,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
      * The exchange is aborted (400 {@code malformed_request} when no answer started) and the connection
      * closes when the client is done.
      */
-    private void malformedBody(ChannelHandlerContext ctx) {
+    private void malformedBody(ChannelHandlerContext ctx, String detail) {
         boolean answered = responseDoneEarly;
         responseDoneEarly = false;
         state = State.DISCARDING;
@@ -540,7 +560,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             return;
         }
         ctx.fireChannelRead(new ExchangeControl.Abort(Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_FRAMING),
-                "malformed chunked request body"));
+                detail));
         closeIfDrained(ctx);
     }
 
@@ -549,17 +569,23 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             return;
         }
         Policy policy = context.policies().current();
+        recordStall(ctx, Reason.HEADER_TIMEOUT, BuiltinRules.HEADER_TIMEOUT,
+                "no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
+        state = State.CLOSED;
+        ctx.close();
+    }
+
+    /** Writes the record of a connection closed while it waited for a request head. */
+    private void recordStall(ChannelHandlerContext ctx, Reason reason, String rule, String error) {
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
                 .listener(listener)
                 .client((InetSocketAddress) ctx.channel().remoteAddress())
-                .decision(Decision.deny(Reason.HEADER_TIMEOUT, BuiltinRules.HEADER_TIMEOUT))
-                .error("no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
+                .decision(Decision.deny(reason, rule))
+                .error(error);
         if (admission.boundExtension() != null) {
             audit.extension(admission.boundExtension());
         }
         audit.emit();
-        state = State.CLOSED;
-        ctx.close();
     }
 
     private void closeIfDrained(ChannelHandlerContext ctx) {

@@ -339,6 +339,11 @@ public final class SluiceServer implements AutoCloseable {
         return addresses;
     }
 
+    /** Returns how many client connections (every listener) are open right now. */
+    public int openDownstreamConnections() {
+        return downstream.size();
+    }
+
     /** Returns the explicit listener's bound address (with the real port when 0 was asked for). */
     public InetSocketAddress proxyAddress() {
         return proxyAddress;

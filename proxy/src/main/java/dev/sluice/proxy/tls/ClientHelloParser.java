@@ -141,6 +141,23 @@ public final class ClientHelloParser {
             }
             int recordEnd = offset + RECORD_HEADER + length;
             int take = Math.min(recordEnd, available) - (offset + RECORD_HEADER);
+            if (needed < 0 && handshakeLength == 0 && take >= 4) {
+                // Learn the ClientHello's length first, so that bytes after it in the same record (another
+                // handshake message, or anything) never count against maxBytes: the answer must not depend
+                // on how many of them have arrived.
+                int base = start + offset + RECORD_HEADER;
+                if (in.getUnsignedByte(base) != CLIENT_HELLO) {
+                    return Result.malformed("first handshake message is of type " + in.getUnsignedByte(base));
+                }
+                needed = 4 + in.getUnsignedMedium(base + 1);
+                if (needed > maxBytes) {
+                    return Result.of(Kind.TOO_LARGE);
+                }
+            }
+            int before = handshakeLength;
+            if (needed >= 0) {
+                take = Math.min(take, needed - handshakeLength);
+            }
             if (handshake == null) {
                 handshake = new byte[Math.min(maxBytes, available)];
             }
@@ -167,8 +184,10 @@ public final class ClientHelloParser {
                 return parseClientHello(handshake, 4, needed);
             }
             if (recordEnd > available) {
-                // The record is incomplete: wait, unless it could never fit.
-                return recordEnd > maxBytes ? Result.of(Kind.TOO_LARGE) : Result.needMore(recordEnd);
+                // The record is incomplete: wait for the ClientHello's end (or the record's, while its
+                // length is unknown), unless that could never fit.
+                int waitFor = needed >= 0 ? Math.min(recordEnd, offset + RECORD_HEADER + (needed - before)) : recordEnd;
+                return waitFor > maxBytes ? Result.of(Kind.TOO_LARGE) : Result.needMore(waitFor);
             }
             if (recordEnd >= maxBytes) {
                 return Result.of(Kind.TOO_LARGE);

@@ -34,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * The tunnel-setup phase of an allowed CONNECT: dials the target through the safe dialer, answers
  * {@code 200 Connection established}, then removes the HTTP handlers and itself and joins the two
  * channels with a pair of {@link TunnelRelay}s. Bytes the client sent before the 200 (an optimistic
- * ClientHello) are held and sent first. A failed dial is answered (403 {@code address_class} /
+ * ClientHello) are held and sent first. A blind tunnel's first client bytes pass a
+ * {@link TunnelStartGate} before any goes upstream: an SNI that names neither the CONNECT host nor a
+ * host allowed on its port closes the tunnel ({@code sni_mismatch}), as does a first flight that is
+ * not TLS on a {@code tls_only} port ({@code not_http_or_tls}). A failed dial is answered (403 {@code address_class} /
  * {@code self_loop}, 502, 504) and the connection closes.
  */
 public final class ConnectHandler extends ChannelInboundHandlerAdapter {
@@ -172,33 +175,38 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         downstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         upstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         upstream.pipeline().addLast("relay", new TunnelRelay(session, downstream, false));
+        // The client's first bytes are held and decided (SNI against the CONNECT target, tls_only)
+        // before any of them goes upstream; the origin's direction flows from the start.
+        downstream.pipeline().addLast(START_GATE, new TunnelStartGate(request.policy(),
+                request.policy().extension(request.extension()).orElse(null), request.target(), request.decision(),
+                audit, upstream, request.policy().limits().maxHeaderBytes()));
         downstream.pipeline().addLast("relay", new TunnelRelay(session, upstream, true));
         for (String name : httpHandlers) {
             if (downstream.pipeline().get(name) != null) {
                 downstream.pipeline().remove(name);
             }
         }
-        while (!early.isEmpty()) {
-            upstream.write(early.poll());
-        }
-        upstream.flush();
-        if (downstreamInputShut) {
-            // The client sent FIN before the tunnel was up: pass it on after its early bytes.
-            session.inputShutdown(true);
-            Channel up = upstream;
-            up.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> {
-                if (up instanceof io.netty.channel.socket.DuplexChannel duplex) {
-                    duplex.shutdownOutput();
-                }
-            });
-        }
         downstream.pipeline().remove(this);
         if (!upstream.isActive()) {
+            releaseEarly();
             downstream.close();
+            return;
+        }
+        // Bytes sent right behind the CONNECT go first, through the gate like any other.
+        while (!early.isEmpty()) {
+            downstream.pipeline().fireChannelRead(early.poll());
+        }
+        downstream.pipeline().fireChannelReadComplete();
+        if (downstreamInputShut && downstream.isActive()) {
+            // The client sent FIN before the tunnel was up: pass it on after its early bytes.
+            downstream.pipeline().fireUserEventTriggered(io.netty.channel.socket.ChannelInputShutdownEvent.INSTANCE);
         }
         Reads.setAutoRead(upstream, true);
         Reads.setAutoRead(downstream, true);
     }
+
+    /** Pipeline name of the handler that holds a blind tunnel's first client bytes until decided. */
+    public static final String START_GATE = "start-gate";
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {

@@ -87,6 +87,11 @@ public final class RawHttp implements AutoCloseable {
         }
     }
 
+    /** The connection's input, for a test that reads the raw bytes itself. */
+    public InputStream input() {
+        return in;
+    }
+
     @Override
     public void close() throws IOException {
         socket.close();

@@ -64,6 +64,8 @@ public final class RecordingOrigin implements AutoCloseable {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final Channel channel;
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger closedConnections = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong bytesReceived = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
     private final SslContext sslContext;
     private final boolean lengthRequired;
@@ -98,6 +100,16 @@ public final class RecordingOrigin implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         connections.incrementAndGet();
+                        ch.closeFuture().addListener(f -> closedConnections.incrementAndGet());
+                        ch.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                if (msg instanceof io.netty.buffer.ByteBuf buf) {
+                                    bytesReceived.addAndGet(buf.readableBytes());
+                                }
+                                ctx.fireChannelRead(msg);
+                            }
+                        });
                         if (sslContext != null) {
                             ch.pipeline().addLast(sslContext.newHandler(ch.alloc()));
                         }
@@ -122,6 +134,16 @@ public final class RecordingOrigin implements AutoCloseable {
     /** TCP connections accepted so far. */
     public int connections() {
         return connections.get();
+    }
+
+    /** TCP connections that have closed so far. */
+    public int closedConnections() {
+        return closedConnections.get();
+    }
+
+    /** Bytes received so far over all connections, as they came off the wire (before any parsing). */
+    public long bytesReceived() {
+        return bytesReceived.get();
     }
 
     public List<Seen> requests() {

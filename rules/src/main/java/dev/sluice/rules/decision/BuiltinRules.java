@@ -40,6 +40,8 @@ public final class BuiltinRules {
     public static final String TARGET = "target";
     /** The SNI could not be canonicalised. */
     public static final String TLS_SNI = "tls.sni";
+    /** A tunnel's first bytes that start like a TLS ClientHello and then break, end, or exceed the limit. */
+    public static final String TLS_CLIENT_HELLO = "tls.client_hello";
     /** The request could not be parsed ({@link Reason#MALFORMED_REQUEST}). */
     public static final String HTTP_PARSE = "http.parse";
     /** Message framing: Content-Length with Transfer-Encoding, bad chunks ({@link Reason#AMBIGUOUS_FRAMING}). */

@@ -10,7 +10,9 @@ import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Mode;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.Rule;
+import dev.sluice.rules.target.MalformedTargetException;
 import dev.sluice.rules.target.Target;
+import dev.sluice.rules.target.TargetParser;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -127,6 +129,87 @@ public final class Decider {
             decision = Decision.allow(decision.ruleId());
         }
         return decision.withTunnelMode(TunnelMode.INTERCEPT);
+    }
+
+    /** Rule id of a refusal of a tunnel's SNI that no rule decided (malformed, or an inspected host). */
+    public static final String SNI_RULE = BuiltinRules.TLS_SNI;
+
+    /**
+     * Decides the first bytes of an allowed blind tunnel (a CONNECT whose {@link #decideTunnel} said
+     * {@link TunnelMode#BLIND}), before any of them goes upstream: the defence against domain fronting
+     * and against non-TLS traffic on a TLS-only port. In order:
+     * <ol>
+     *   <li>Not a TLS ClientHello ({@code tls == false}): refused with {@link Reason#NOT_HTTP_OR_TLS}
+     *       when the rule that allowed the tunnel is {@code tls_only} on the target's port
+     *       ({@link Rule#tlsOnlyOn}: written, or by default port 443); else the tunnel stands.</li>
+     *   <li>A ClientHello without SNI: allowed for an IP-literal target (SNI never names an address);
+     *       for a named target it is {@link Reason#NO_SNI} (the server would pick the host from
+     *       whatever the client says inside).</li>
+     *   <li>An SNI whose canonical form ({@code TargetParser.canonicalHost}) is the target's host: the
+     *       tunnel stands.</li>
+     *   <li>Any other SNI must itself be allowed to this extension on the target's port as a blind
+     *       tunnel ({@link #decideTunnel}); then the decision is that allow, by the rule that allows the
+     *       SNI. An SNI under {@code inspect} is always refused (an inspected host is never reached
+     *       through a blind tunnel), as is an SNI with no canonical form, with rule id
+     *       {@value #SNI_RULE}; an SNI the policy does not allow is {@link Reason#SNI_MISMATCH} with the
+     *       rule id of the miss.</li>
+     * </ol>
+     * Rule misses are {@link Verdict#WOULD_DENY} in report mode; the two {@value #SNI_RULE} refusals
+     * are enforced in every mode. With Encrypted ClientHello (RFC 9849) only the outer ClientHello is
+     * visible: its SNI (the client-facing server) is what is decided here.
+     *
+     * @param policy the policy snapshot
+     * @param extension the identified extension
+     * @param target the canonical tunnel target
+     * @param tunnel the tunnel's decision (it permits; {@link TunnelMode#BLIND})
+     * @param tls whether the first bytes are a complete, well-formed TLS ClientHello
+     * @param serverName the ClientHello's {@code host_name} as sent, or null when it has none
+     * @return {@code tunnel} itself when the first bytes change nothing, else the new decision (with
+     *     {@link TunnelMode#BLIND}), never null
+     */
+    public static Decision decideTunnelStart(Policy policy, Extension extension, Target target, Decision tunnel,
+                                             boolean tls, String serverName) {
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(extension, "extension");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(tunnel, "tunnel");
+        if (!tls) {
+            Rule rule = allowRule(extension, tunnel.ruleId());
+            boolean tlsOnly = rule == null ? target.port() == 443 : rule.tlsOnlyOn(target.port());
+            return tlsOnly ? miss(policy, Reason.NOT_HTTP_OR_TLS, tunnel.ruleId()).withTunnelMode(TunnelMode.BLIND)
+                    : tunnel;
+        }
+        if (serverName == null) {
+            return target.isIpLiteral() ? tunnel
+                    : miss(policy, Reason.NO_SNI, tunnel.ruleId()).withTunnelMode(TunnelMode.BLIND);
+        }
+        Target sni;
+        try {
+            sni = TargetParser.canonicalHost(serverName, target.port());
+        } catch (MalformedTargetException e) {
+            return Decision.deny(Reason.SNI_MISMATCH, SNI_RULE).withTunnelMode(TunnelMode.BLIND);
+        }
+        if (sni.host().equals(target.host())) {
+            return tunnel;
+        }
+        Decision bySni = decideTunnel(policy, extension, sni);
+        if (bySni.tunnelMode() == TunnelMode.INTERCEPT) {
+            return Decision.deny(Reason.SNI_MISMATCH, SNI_RULE).withTunnelMode(TunnelMode.BLIND);
+        }
+        if (bySni.verdict() == Verdict.ALLOW) {
+            return bySni;
+        }
+        return miss(policy, Reason.SNI_MISMATCH, bySni.ruleId()).withTunnelMode(TunnelMode.BLIND);
+    }
+
+    /** Returns the extension's allow rule with id {@code ruleId}, or null. */
+    private static Rule allowRule(Extension extension, String ruleId) {
+        for (Rule rule : extension.allow()) {
+            if (rule.id().equals(ruleId)) {
+                return rule;
+            }
+        }
+        return null;
     }
 
     /**

@@ -83,7 +83,7 @@ public final class PolicyLoader {
     static final int DEFAULT_CUSTOM_MAX_LENGTH = 256;
     private static final Set<String> EXTENSION_KEYS = orderedSet("auth", "sources", "allow", "deny", "groups");
     private static final Set<String> AUTH_KEYS = orderedSet("token_sha256");
-    private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths");
+    private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths", "tls_only");
     private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
@@ -1369,10 +1369,22 @@ public final class PolicyLoader {
                     }
                 }
             }
+            Boolean tlsOnly = null;
+            Node tlsOnlyNode = value(m, "tls_only");
+            if (tlsOnlyNode != null && deny) {
+                error(tlsOnlyNode.loc(), id + ".tls_only: only allow rules take tls_only (a deny rule denies every tunnel)");
+            } else if (tlsOnlyNode != null) {
+                if (tlsOnlyNode instanceof ScalarNode scalar
+                        && (scalar.token() == JsonToken.VALUE_TRUE || scalar.token() == JsonToken.VALUE_FALSE)) {
+                    tlsOnly = scalar.token() == JsonToken.VALUE_TRUE;
+                } else {
+                    error(tlsOnlyNode.loc(), id + ".tls_only: " + show(tlsOnlyNode) + " (expected: true or false)");
+                }
+            }
             if (errors.size() != before || (host == null) == (cidr == null)) {
                 return null;
             }
-            return new Rule(id, host, cidr, ports, methods, paths);
+            return new Rule(id, host, cidr, ports, methods, paths, tlsOnly);
         }
 
         String hostPattern(Node node, String path) {

@@ -22,13 +22,27 @@ import java.util.Set;
  *                implied wherever {@code GET} is listed ({@link #matchesMethod}); a deny rule listing
  *                {@code HEAD} takes it away again
  * @param paths path globs ({@code *} within one segment, {@code **} any depth); empty means any
+ * @param tlsOnly {@code tls_only}: whether a blind tunnel this rule allows must start with a TLS
+ *                ClientHello; null when not written, meaning true on port 443 and false on any other
+ *                port ({@link #tlsOnlyOn})
  */
-public record Rule(String id, String host, Cidr cidr, Set<Integer> ports, Set<String> methods, List<String> paths) {
+public record Rule(String id, String host, Cidr cidr, Set<Integer> ports, Set<String> methods, List<String> paths,
+                   Boolean tlsOnly) {
 
     public Rule {
         ports = Set.copyOf(ports);
         methods = Set.copyOf(methods);
         paths = List.copyOf(paths);
+    }
+
+    /** A rule without {@code tls_only} (the default: TLS-only on port 443). */
+    public Rule(String id, String host, Cidr cidr, Set<Integer> ports, Set<String> methods, List<String> paths) {
+        this(id, host, cidr, ports, methods, paths, null);
+    }
+
+    /** Answers whether a tunnel this rule allows on {@code port} must start with a TLS ClientHello. */
+    public boolean tlsOnlyOn(int port) {
+        return tlsOnly != null ? tlsOnly : port == 443;
     }
 
     /**

@@ -326,7 +326,7 @@ class PolicyLoaderTest {
             port octal-looking     | version: 1\\ndeny:\\n  - {host: a.com, ports: [0443]}            | p.yaml:3:27: deny[0].ports[0]: 0443 (expected: an integer 1..65535)
             port as string         | version: 1\\ndeny:\\n  - {host: a.com, ports: ["443"]}           | p.yaml:3:27: deny[0].ports[0]: 443 (expected: an integer 1..65535)
             rule not a mapping     | version: 1\\ndeny:\\n  - a.com                                   | p.yaml:3:5: deny[0]: a.com (expected: a mapping)
-            rule unknown key       | version: 1\\ndeny:\\n  - {host: a.com, hots: x}                  | p.yaml:3:19: deny[0].hots: unknown key (expected one of: host, cidr, ports, methods, paths)
+            rule unknown key       | version: 1\\ndeny:\\n  - {host: a.com, hots: x}                  | p.yaml:3:19: deny[0].hots: unknown key (expected one of: host, cidr, ports, methods, paths, tls_only)
             hosts value            | version: 1\\nnetwork:\\n  hosts:\\n    a.test: example.com          | p.yaml:4:13: network.hosts.a.test: example.com (expected: an IP address such as 10.0.0.5 or fd00::5)
             hosts key literal      | version: 1\\nnetwork:\\n  hosts:\\n    10.0.0.1: 10.0.0.2            | p.yaml:4:5: network.hosts.10.0.0.1: an IP literal (expected: a DNS name)
             audit unknown key      | version: 1\\naudit: {max_files: 3}                              | p.yaml:2:9: audit.max_files: unknown key (expected one of: path, max_file_bytes, keep_files, format, stdout)
