@@ -34,9 +34,9 @@ for target in "${targets[@]}"; do
     continue
   fi
   echo "== fuzzing $test for 30 s"
-  also=()
-  [ "$module" = proxy ] && also=(-am)
-  if ! JAZZER_FUZZ=1 mvn -B -q -pl "$module" "${also[@]}" test -Dtest="$test" \
+  # -am: the module's own dependencies (hosts, rules, certs) come from the reactor, not from a local
+  # repository a fresh clone does not have.
+  if ! JAZZER_FUZZ=1 mvn -B -q -pl "$module" -am test -Dtest="$test" \
       -Dsurefire.failIfNoSpecifiedTests=false -Dsurefire.extraArgLine=-Xmx768m; then
     failed+=("$test")
     echo "!! $test: a finding (see $module/target/surefire-reports and the crash-* file in its Inputs directory)"
