@@ -56,7 +56,7 @@ class AuditCliTest {
     /**
      * github: 3 allowed to api.github.com:443 (sent 100+200+300, received 1000 each, 3 redactions),
      * a port_not_allowed to api.github.com:8443 and a not_allowlisted to evil.test:443 (recent);
-     * npm: 2 allowed to registry.npmjs.org:443 (sent 10 each) and a would_deny to x.test:443 (recent);
+     * npm: 2 allowed to registry.example.org:443 (sent 10 each) and a would_deny to x.test:443 (recent);
      * no extension: an unknown_extension denial (recent). 9 records, 4 of them recent.
      */
     @BeforeEach
@@ -65,9 +65,9 @@ class AuditCliTest {
             log.write(rec(old, "github", "allow", "allowlisted", "api.github.com", 443, 100, 1000,
                     Map.of("openai-key", 2L, "aws-access-key", 1L)));
             log.write(rec(old, "github", "allow", "allowlisted", "api.github.com", 443, 200, 1000, null));
-            log.write(rec(old, "npm", "allow", "allowlisted", "registry.npmjs.org", 443, 10, 0, null));
+            log.write(rec(old, "npm", "allow", "allowlisted", "registry.example.org", 443, 10, 0, null));
             log.write(rec(old, "github", "allow", "allowlisted", "api.github.com", 443, 300, 1000, null));
-            log.write(rec(old, "npm", "allow", "allowlisted", "registry.npmjs.org", 443, 10, 0, null));
+            log.write(rec(old, "npm", "allow", "allowlisted", "registry.example.org", 443, 10, 0, null));
             log.write(rec(recent, "github", "deny", "port_not_allowed", "api.github.com", 8443, 0, 0, null));
             log.write(rec(recent, "github", "deny", "not_allowlisted", "evil.test", 443, 0, 0, null));
             log.write(rec(recent, "npm", "would_deny", "not_allowlisted", "x.test", 443, 5, 6, null));
@@ -132,9 +132,9 @@ class AuditCliTest {
                 "github          port_not_allowed         1",
                 "(unidentified)  unknown_extension        1",
                 "Top destinations (by requests, at most 10 per extension)",
-                "(unidentified)  api.github.com:443             1",
-                "github          api.github.com:443             3",
-                "npm             registry.npmjs.org:443         2");
+                "(unidentified)  api.github.com:443               1",
+                "github          api.github.com:443               3",
+                "npm             registry.example.org:443         2");
     }
 
     @Test

@@ -233,10 +233,10 @@ public final class BuiltinDetectors {
             NB + "npm_[A-Za-z0-9]{36}" + NA, 40, 3.0, null);
 
     /**
-     * PyPI API token: {@code pypi-} then a base64url macaroon whose first bytes encode the location
-     * {@code pypi.org} ({@code AgEIcHlwaS5vcmc}) or {@code test.pypi.org} ({@code AgENdGVzdC5weXBpLm9yZw}).
-     * Source: PyPI help, "How can I use API tokens to authenticate with PyPI?"
-     * (https://pypi.org/help/#apitoken).
+     * PyPI API token: {@code pypi-} then a base64url macaroon whose first bytes encode the index it was
+     * issued by: the production index ({@code AgEIcHlwaS5vcmc}) or its test instance
+     * ({@code AgENdGVzdC5weXBpLm9yZw}). Source: PyPI's help pages, "How can I use API tokens to
+     * authenticate with PyPI?".
      */
     public static final Detector PYPI_TOKEN = prefixed("pypi-token", "PyPI API token (pypi-AgE...)", List.of("pypi-age"),
             NB + "pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,1000}" + NA_URL, 1030, 0, null);

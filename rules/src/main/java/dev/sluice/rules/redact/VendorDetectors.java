@@ -309,8 +309,8 @@ public final class VendorDetectors {
             List.of("dckr_pat_", "dckr_oat_"), NB + "dckr_[po]at_[A-Za-z0-9_-]{27,36}" + NA_URL, 45, 3.0, null);
 
     /**
-     * RubyGems API key: {@code rubygems_} then 48 hex digits. Source: RubyGems guides, "API key scopes"
-     * (https://guides.rubygems.org/api-key-scopes/).
+     * RubyGems API key: {@code rubygems_} then 48 hex digits. Source: the RubyGems guides, "API key
+     * scopes".
      */
     public static final Detector RUBYGEMS_API_KEY = prefixed("rubygems-api-key", "RubyGems API key (rubygems_)",
             List.of("rubygems_"), NB + "rubygems_[a-f0-9]{48}" + NA, 57, 3.0, null);

@@ -31,7 +31,7 @@ class DeciderTest {
                     ports: [443]
                   - cidr: 203.0.113.0/24
                     ports: [443]
-                  - host: registry.npmjs.org
+                  - host: registry.example.org
                     methods: [GET, HEAD]
                     paths: ["/@scope/**", "/pkg/*/meta"]
                   - host: uploads.example.com
@@ -115,15 +115,15 @@ class DeciderTest {
             cidr rule port                         | github  | 203.0.113.7:80                           | -      | DENY  | PORT_NOT_ALLOWED   | extensions.github.allow[2]
             cidr outside                           | github  | 203.0.114.7:443                          | -      | DENY  | NOT_ALLOWLISTED    | implicit-deny
             ipv6 cidr                              | github  | [2001:db8:1:2::3]:443                    | -      | ALLOW | ALLOWLISTED        | extensions.github.allow[6]
-            method and path allowed                | github  | http://registry.npmjs.org/@scope/a/b     | GET    | ALLOW | ALLOWLISTED        | extensions.github.allow[3]
-            path glob star one segment             | github  | http://registry.npmjs.org/pkg/left/meta  | HEAD   | ALLOW | ALLOWLISTED        | extensions.github.allow[3]
-            path glob star not two segments        | github  | http://registry.npmjs.org/pkg/a/b/meta   | GET    | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
-            method not allowed                     | github  | http://registry.npmjs.org/@scope/a       | POST   | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[3]
-            methods are case-sensitive             | github  | http://registry.npmjs.org/@scope/a       | get    | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[3]
-            path not allowed                       | github  | http://registry.npmjs.org/other          | GET    | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
-            dot segments never match a glob        | github  | http://registry.npmjs.org/@scope/../x    | GET    | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
-            encoded slash never matches a glob     | github  | http://registry.npmjs.org/@scope%2f..%2fx | GET   | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
-            method-limited rule never allows tunnel | github | registry.npmjs.org:443                   | -      | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[3]
+            method and path allowed                | github  | http://registry.example.org/@scope/a/b     | GET    | ALLOW | ALLOWLISTED        | extensions.github.allow[3]
+            path glob star one segment             | github  | http://registry.example.org/pkg/left/meta  | HEAD   | ALLOW | ALLOWLISTED        | extensions.github.allow[3]
+            path glob star not two segments        | github  | http://registry.example.org/pkg/a/b/meta   | GET    | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
+            method not allowed                     | github  | http://registry.example.org/@scope/a       | POST   | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[3]
+            methods are case-sensitive             | github  | http://registry.example.org/@scope/a       | get    | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[3]
+            path not allowed                       | github  | http://registry.example.org/other          | GET    | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
+            dot segments never match a glob        | github  | http://registry.example.org/@scope/../x    | GET    | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
+            encoded slash never matches a glob     | github  | http://registry.example.org/@scope%2f..%2fx | GET   | DENY  | PATH_NOT_ALLOWED   | extensions.github.allow[3]
+            method-limited rule never allows tunnel | github | registry.example.org:443                   | -      | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[3]
             nearest miss wins over port miss      | github  | http://uploads.example.com:443/f          | GET    | DENY  | METHOD_NOT_ALLOWED | extensions.github.allow[5]
             later rule allows another port        | github  | uploads.example.com:8443                  | -      | ALLOW | ALLOWLISTED        | extensions.github.allow[4]
             port miss names first host match      | github  | uploads.example.com:22                    | -      | DENY  | PORT_NOT_ALLOWED   | extensions.github.allow[4]
@@ -194,8 +194,8 @@ class DeciderTest {
             miss would deny                  | github | example.net:443                      | -      | WOULD_DENY | NOT_ALLOWLISTED    | implicit-deny
             port miss would deny             | github | api.github.com:22                    | -      | WOULD_DENY | PORT_NOT_ALLOWED   | extensions.github.allow[0]
             deny rule would deny             | other  | blocked.test:443                     | -      | WOULD_DENY | DENIED_BY_RULE     | deny[0]
-            method miss would deny           | github | http://registry.npmjs.org/@scope/a   | POST   | WOULD_DENY | METHOD_NOT_ALLOWED | extensions.github.allow[3]
-            path miss would deny             | github | http://registry.npmjs.org/x          | GET    | WOULD_DENY | PATH_NOT_ALLOWED   | extensions.github.allow[3]
+            method miss would deny           | github | http://registry.example.org/@scope/a   | POST   | WOULD_DENY | METHOD_NOT_ALLOWED | extensions.github.allow[3]
+            path miss would deny             | github | http://registry.example.org/x          | GET    | WOULD_DENY | PATH_NOT_ALLOWED   | extensions.github.allow[3]
             """)
     void report(String scenario, String extension, String target, String method, Verdict verdict, Reason reason,
                 String ruleId) throws Exception {

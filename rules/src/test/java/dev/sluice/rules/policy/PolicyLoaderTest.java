@@ -59,7 +59,7 @@ class PolicyLoaderTest {
                         ports: [443]
                       - cidr: 203.0.113.0/24
                         ports: [443]
-                      - host: registry.npmjs.org
+                      - host: registry.example.org
                         methods: [GET, HEAD]
                         paths: ["/@scope/**"]
                       - host: bücher.example
@@ -102,7 +102,7 @@ class PolicyLoaderTest {
         assertThat(gh.allow()).extracting(Rule::id).containsExactly("extensions.github.allow[0]", "extensions.github.allow[1]",
                 "extensions.github.allow[2]", "extensions.github.allow[3]", "extensions.github.allow[4]", "groups.llm[0]");
         assertThat(gh.allow()).extracting(Rule::host).containsExactly("api.github.com", "*.githubusercontent.com", null,
-                "registry.npmjs.org", "xn--bcher-kva.example", "api.anthropic.com");
+                "registry.example.org", "xn--bcher-kva.example", "api.anthropic.com");
         assertThat(gh.allow().get(0).ports()).isEmpty();
         assertThat(gh.allow().get(1).ports()).containsExactly(443);
         assertThat(gh.allow().get(2).cidr()).isEqualTo(Cidr.parse("203.0.113.0/24"));

@@ -129,7 +129,7 @@ class BuiltinDetectorsTest {
         s = "dapi" + f.of(HEX, 32);
         p.add(new Positive("databricks-token", "DATABRICKS_TOKEN=" + s, s));
         s = f.github("npm_");
-        p.add(new Positive("npm-token", "//registry.npmjs.org/:_authToken=" + s, s));
+        p.add(new Positive("npm-token", "//registry.example.org/:_authToken=" + s, s));
         s = "pypi-" + "AgEIcHlwaS5vcmc" + f.of(URLSAFE, 140);
         p.add(new Positive("pypi-token", "password = " + s, s));
         s = "hf_" + f.of(UPPER + LOWER, 34);

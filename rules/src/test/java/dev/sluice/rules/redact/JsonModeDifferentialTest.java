@@ -572,7 +572,7 @@ class JsonModeDifferentialTest {
                     return c("databricks-token", s, "DATABRICKS_TOKEN=" + s);
                 case 28:
                     s = f.github("npm_");
-                    return c("npm-token", s, "//registry.npmjs.org/:_authToken=" + s);
+                    return c("npm-token", s, "//registry.example.org/:_authToken=" + s);
                 case 29:
                     s = "pypi-" + "AgEIcHlwaS5vcmc" + f.of(URLSAFE, 60 + r.nextInt(120)) + f.of(ALNUM, 1);
                     return c("pypi-token", s, "password = " + s);
