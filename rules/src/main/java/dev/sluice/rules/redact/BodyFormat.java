@@ -19,19 +19,27 @@ public enum BodyFormat {
      * (server-sent events whose data lines carry JSON); {@link #PLAIN} for anything else and for null.
      */
     public static BodyFormat forContentType(String contentType) {
-        if (contentType == null) {
+        String t = mediaType(contentType);
+        if (t == null) {
             return PLAIN;
         }
-        String t = contentType.toLowerCase(Locale.ROOT);
-        int semi = t.indexOf(';');
-        if (semi >= 0) {
-            t = t.substring(0, semi);
-        }
-        t = t.strip();
         if (t.equals("application/json") || t.endsWith("+json") || t.equals("application/x-ndjson")
                 || t.equals("text/event-stream")) {
             return JSON;
         }
         return PLAIN;
+    }
+
+    /**
+     * Returns the media type of a {@code Content-Type} value (RFC 9110 section 8.3.1): lowercase, without
+     * parameters or surrounding whitespace; null for null.
+     */
+    static String mediaType(String contentType) {
+        if (contentType == null) {
+            return null;
+        }
+        String t = contentType.toLowerCase(Locale.ROOT);
+        int semi = t.indexOf(';');
+        return (semi >= 0 ? t.substring(0, semi) : t).strip();
     }
 }

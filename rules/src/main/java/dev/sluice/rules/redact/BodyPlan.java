@@ -1,6 +1,5 @@
 package dev.sluice.rules.redact;
 
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -65,16 +64,8 @@ public record BodyPlan(BodyFormat format, RedactionAction action, boolean binary
 
     /** Answers whether a body of this {@code Content-Type} (null: none) is binary; see the class comment. */
     public static boolean isBinary(String contentType) {
-        if (contentType == null) {
-            return false;
-        }
-        String t = contentType.toLowerCase(Locale.ROOT);
-        int semi = t.indexOf(';');
-        if (semi >= 0) {
-            t = t.substring(0, semi);
-        }
-        t = t.strip();
-        if (t.isEmpty()) {
+        String t = BodyFormat.mediaType(contentType);
+        if (t == null || t.isEmpty()) {
             return false;
         }
         return !(t.startsWith("text/") || TEXT_TYPES.contains(t) || BodyFormat.forContentType(t) == BodyFormat.JSON);
