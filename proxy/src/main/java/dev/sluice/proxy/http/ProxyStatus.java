@@ -32,11 +32,12 @@ public final class ProxyStatus {
             // Refused by policy: allowlist, deny rules, credentials, limits, identity.
             case NOT_ALLOWLISTED, DENIED_BY_RULE, PORT_NOT_ALLOWED, METHOD_NOT_ALLOWED, PATH_NOT_ALLOWED,
                  CREDENTIAL_DETECTED, SIGNED_BODY, UNKNOWN_EXTENSION, BODY_TOO_LARGE, EGRESS_BUDGET,
-                 DNS_NOT_ALLOWLISTED -> "http_request_denied";
+                 DNS_NOT_ALLOWLISTED, CREDENTIAL_HOST_MISMATCH, WEBSOCKET_REFUSED, RED_FLAG,
+                 TOKEN_BUDGET -> "http_request_denied";
             case ADDRESS_CLASS -> "destination_ip_prohibited";
             case SELF_LOOP -> "proxy_loop_detected";
             case CONNECTION_LIMIT -> "connection_limit_reached";
-            case AUDIT_UNAVAILABLE, INTERCEPTION_UNAVAILABLE -> "proxy_internal_error";
+            case AUDIT_UNAVAILABLE, INTERCEPTION_UNAVAILABLE, CREDENTIAL_UNAVAILABLE -> "proxy_internal_error";
             case UPGRADE_NOT_SUPPORTED -> "http_upgrade_failed";
             case PIN_MISMATCH -> "tls_certificate_error";
             case UPSTREAM_TLS_FAILED -> "tls_protocol_error";

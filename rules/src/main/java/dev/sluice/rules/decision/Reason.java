@@ -23,6 +23,16 @@ public enum Reason {
     SELF_LOOP("self_loop", 403),
     CREDENTIAL_DETECTED("credential_detected", 403),
     SIGNED_BODY("signed_body", 403),
+    /**
+     * A credential placeholder ({@code credentials} in the policy) in a request it may not travel in:
+     * to a host, port or path the credential is not bound to, or from an extension that may not use it.
+     * The placeholder never reaches an origin.
+     */
+    CREDENTIAL_HOST_MISMATCH("credential_host_mismatch", 403),
+    /** A WebSocket upgrade to an inspected host whose {@code websocket} mode is {@code refuse}. */
+    WEBSOCKET_REFUSED("websocket_refused", 403),
+    /** A red-flag rule ({@code red_flags}) with {@code action: block} matched the request. */
+    RED_FLAG("red_flag", 403),
 
     UNKNOWN_EXTENSION("unknown_extension", 407),
 
@@ -38,9 +48,16 @@ public enum Reason {
     UPGRADE_NOT_SUPPORTED("upgrade_not_supported", 501),
 
     EGRESS_BUDGET("egress_budget", 429),
+    /** The extension spent its {@code limits.token_budget} of LLM tokens in the current window. */
+    TOKEN_BUDGET("token_budget", 429),
     CONNECTION_LIMIT("connection_limit", 503),
     /** The audit log cannot be written: Sluice refuses traffic it could not record (fail closed). */
     AUDIT_UNAVAILABLE("audit_unavailable", 503),
+    /**
+     * The request carries the placeholder of a credential marked {@code optional: true} whose source
+     * cannot be read now (or whose cached value expired after a failed refresh).
+     */
+    CREDENTIAL_UNAVAILABLE("credential_unavailable", 503),
     /**
      * A tunnel to an inspected host whose interception cannot start (no interception material, the
      * client half-closed before its TLS handshake): refused, never relayed blind (fail closed).
