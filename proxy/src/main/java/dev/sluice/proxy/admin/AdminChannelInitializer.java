@@ -1,5 +1,6 @@
 package dev.sluice.proxy.admin;
 
+import dev.sluice.proxy.approval.Approvals;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.proxy.core.PolicyHolder;
 import io.netty.channel.Channel;
@@ -21,14 +22,21 @@ public final class AdminChannelInitializer extends ChannelInitializer<Channel> {
     private final SluiceMetrics metrics;
     private final PolicyHolder policies;
     private final Supplier<String> notReadyReason;
+    private final Approvals approvals;
+    private final AdminToken token;
 
     /**
      * @param notReadyReason returns null when ready, or a one-line reason why not
+     * @param approvals the requests held for {@code approvals.backend: admin}, or null
+     * @param token what {@code /approvals} requires, or null (then those endpoints are 404)
      */
-    public AdminChannelInitializer(SluiceMetrics metrics, PolicyHolder policies, Supplier<String> notReadyReason) {
+    public AdminChannelInitializer(SluiceMetrics metrics, PolicyHolder policies, Supplier<String> notReadyReason,
+                                   Approvals approvals, AdminToken token) {
         this.metrics = metrics;
         this.policies = policies;
         this.notReadyReason = notReadyReason;
+        this.approvals = approvals;
+        this.token = token;
     }
 
     @Override
@@ -37,6 +45,6 @@ public final class AdminChannelInitializer extends ChannelInitializer<Channel> {
                 .addLast(new ReadTimeoutHandler(30))
                 .addLast(new HttpServerCodec(4096, MAX_REQUEST_BYTES, MAX_REQUEST_BYTES))
                 .addLast(new HttpObjectAggregator(MAX_REQUEST_BYTES))
-                .addLast(new AdminHandler(metrics, policies, notReadyReason));
+                .addLast(new AdminHandler(metrics, policies, notReadyReason, approvals, token));
     }
 }

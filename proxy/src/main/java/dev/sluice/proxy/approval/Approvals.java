@@ -29,8 +29,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Asks a person whether a request that missed the allowlist may go (docs/policy.md "approvals"), through
- * the webhook backend: one {@code POST} of {@code application/json}
+ * Asks a person whether a request that missed the allowlist may go (docs/policy.md "approvals").
+ *
+ * <p>With {@code backend: admin} the question waits in memory ({@link #pending()}) until
+ * {@link #answer} is called for its id (the admin listener's {@code POST /approvals/<id>/allow|deny}, which
+ * {@code sluice approvals} uses) or {@code approvals.timeout} passes. With a webhook backend: one
+ * {@code POST} of {@code application/json}
  * {@code {"id","extension","host","port","method","path","scopes"}} ({@code method} and {@code path}
  * null for a tunnel; {@code path} without its query) to {@code approvals.backend}, answered {@code 200}
  * with {@code {"decision":"allow"|"deny","scope":"once"|"session"|"always","by":"<who>"}}. Anything
@@ -64,8 +68,40 @@ public final class Approvals implements AutoCloseable {
         }
     }
 
+    /**
+     * A question waiting for a person on the admin backend.
+     *
+     * @param id the held request's audit event id
+     * @param extension who asks
+     * @param host the canonical target host
+     * @param port the target port
+     * @param method the request method, or null for a tunnel
+     * @param path the request path without its query, or null for a tunnel
+     * @param scopes the scopes an answer may grant
+     * @param askedAt when the request was held
+     * @param expiresAt when the hold ends with {@code approval: timeout}
+     */
+    public record Question(String id, String extension, String host, int port, String method, String path,
+                           Set<String> scopes, java.time.Instant askedAt, java.time.Instant expiresAt) {
+    }
+
+    /** What {@link #answer} did. */
+    public enum AnswerResult {
+        /** The held request got the answer. */
+        ANSWERED,
+        /** No request waits under that id (never held, answered already, or timed out). */
+        NOT_FOUND,
+        /** The scope is not among {@code approvals.scopes}; the request still waits. */
+        SCOPE_NOT_OFFERED
+    }
+
+    private record Held(Question question, ApprovalSettings settings, Target target, RequestInfo request, String key,
+                        CompletableFuture<Outcome> outcome) {
+    }
+
     private final ExecutorService executor;
     private final HttpClient client;
+    private final java.util.Map<String, Held> held = new ConcurrentHashMap<>();
     private final Set<String> session = ConcurrentHashMap.newKeySet();
     private final Runnable reload;
     private final Object overlayLock = new Object();
@@ -92,6 +128,9 @@ public final class Approvals implements AutoCloseable {
         String key = extension + "\u0000" + target.host() + "\u0000" + target.port();
         if (session.contains(key)) {
             return CompletableFuture.completedFuture(new Outcome("granted", "session", "session", null));
+        }
+        if (settings.backend() == ApprovalSettings.Backend.ADMIN) {
+            return hold(settings, extension, target, request, eventId, key);
         }
         ObjectNode q = JSON.createObjectNode();
         q.put("id", eventId);
@@ -142,6 +181,12 @@ public final class Approvals implements AutoCloseable {
         if (!settings.scopes().contains(scope)) {
             return new Outcome("denied", null, by, "approval scope " + scope + " is not among approvals.scopes");
         }
+        return grant(settings, extension, target, request, key, scope, by);
+    }
+
+    /** Grants with {@code scope} (one of {@code settings.scopes()}); writes the overlay for {@code always}. */
+    private Outcome grant(ApprovalSettings settings, String extension, Target target, RequestInfo request, String key,
+                          String scope, String by) {
         if (scope.equals("session") || scope.equals("always")) {
             session.add(key);
         }
@@ -196,9 +241,62 @@ public final class Approvals implements AutoCloseable {
         }
     }
 
+    private CompletableFuture<Outcome> hold(ApprovalSettings settings, String extension, Target target,
+                                            RequestInfo request, String eventId, String key) {
+        java.time.Instant now = java.time.Instant.now();
+        Question question = new Question(eventId, extension, target.host(), target.port(),
+                request == null ? null : request.method(), request == null ? null : request.path(),
+                settings.scopes(), now, now.plus(settings.timeout()));
+        CompletableFuture<Outcome> outcome = new CompletableFuture<>();
+        Held h = new Held(question, settings, target, request, key, outcome);
+        held.put(eventId, h);
+        outcome.whenComplete((o, e) -> held.remove(eventId, h));
+        outcome.completeOnTimeout(new Outcome("timeout", null, null, "no answer through the admin listener within "
+                + settings.timeout().toMillis() + " ms"), settings.timeout().toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
+        return outcome;
+    }
+
+    /** Returns the questions waiting on the admin backend, oldest first. */
+    public java.util.List<Question> pending() {
+        return held.values().stream().map(Held::question)
+                .sorted(java.util.Comparator.comparing(Question::askedAt).thenComparing(Question::id)).toList();
+    }
+
+    /**
+     * Answers the held request {@code id} on the admin backend. A grant with {@code always} writes the
+     * overlay and reloads on this class's own threads (never the caller's, which may be an event loop).
+     *
+     * @param allow true to allow, false to deny
+     * @param scope the scope of a grant ({@code once}, {@code session}, {@code always}); ignored for a denial
+     * @param by who answered, recorded as {@code approval.by}
+     * @return completes once the held request has its answer, with what happened; never exceptionally
+     */
+    public CompletableFuture<AnswerResult> answer(String id, boolean allow, String scope, String by) {
+        Held h = held.get(id);
+        if (h == null || h.outcome().isDone()) {
+            return CompletableFuture.completedFuture(AnswerResult.NOT_FOUND);
+        }
+        if (allow && !h.settings().scopes().contains(scope)) {
+            return CompletableFuture.completedFuture(AnswerResult.SCOPE_NOT_OFFERED);
+        }
+        if (!held.remove(id, h)) {
+            return CompletableFuture.completedFuture(AnswerResult.NOT_FOUND);
+        }
+        return CompletableFuture.supplyAsync(() -> {
+            Outcome o = allow ? grant(h.settings(), h.question().extension(), h.target(), h.request(), h.key(), scope, by)
+                    : new Outcome("denied", null, by, null);
+            return h.outcome().complete(o) ? AnswerResult.ANSWERED : AnswerResult.NOT_FOUND;
+        }, executor).exceptionally(e -> {
+            h.outcome().complete(new Outcome("denied", null, by, "approval failed: " + e.getClass().getSimpleName()));
+            return AnswerResult.ANSWERED;
+        });
+    }
+
     @Override
     public void close() {
         executor.shutdownNow();
+        held.values().forEach(h -> h.outcome().complete(new Outcome("denied", null, null, "Sluice is shutting down")));
     }
 
 }

@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
 @Command(name = "sluice", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, version = "sluice 0.1.0",
         description = "Egress allowlist forward proxy for sandboxed AI-agent extensions.",
         subcommands = {RunCommand.class, CheckCommand.class, DecideCommand.class, TokenCommand.class, CaCommand.class,
-                EnvCommand.class, PinsCommand.class, AuditCommand.class})
+                EnvCommand.class, PinsCommand.class, AuditCommand.class, ApprovalsCommand.class})
 public final class SluiceCli {
 
     private SluiceCli() {

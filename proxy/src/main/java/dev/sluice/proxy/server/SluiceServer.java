@@ -8,6 +8,7 @@ import dev.sluice.proxy.limits.EgressBudgets;
 import dev.sluice.proxy.transport.Transport;
 
 import dev.sluice.proxy.admin.AdminChannelInitializer;
+import dev.sluice.proxy.admin.AdminToken;
 import dev.sluice.proxy.audit.AuditExport;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.audit.AuditSink;
@@ -93,9 +94,11 @@ public final class SluiceServer implements AutoCloseable {
     private final InterceptionTls interception;
     private final dev.sluice.proxy.approval.Approvals approvals;
     private final AuditExport export;
+    private final Path dataDir;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
                          Map<String, String> otelConfig) throws Exception {
+        this.dataDir = dataDir;
         this.transport = Transport.detect(policy.listen().transparent() != null);
         this.policies = new PolicyHolder(policy, clock);
         this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
@@ -200,7 +203,8 @@ public final class SluiceServer implements AutoCloseable {
         List<InetSocketAddress> bound = new ArrayList<>();
         bound.add(proxyAddress);
         if (listen.admin() != null) {
-            Channel admin = bound(listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason))
+            Channel admin = bound(listener(new AdminChannelInitializer(metrics, policies, this::notReadyReason,
+                    approvals, AdminToken.loadOrCreate(dataDir)))
                     .bind(listen.admin()), "listen.admin", listen.admin());
             listeners.add(admin);
             adminAddress = (InetSocketAddress) admin.localAddress();

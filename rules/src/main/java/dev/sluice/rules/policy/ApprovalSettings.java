@@ -9,13 +9,27 @@ import java.util.Set;
  * The {@code approvals} section: how a request that misses the allowlist (never an address-class,
  * self-loop or malformed one) is held while a person is asked (docs/policy.md "approvals").
  *
- * @param webhook the backend: an {@code http} or {@code https} URL Sluice POSTs each question to
+ * @param backend who is asked: a webhook, or a person through the admin listener ({@code sluice approvals})
+ * @param webhook with {@link Backend#WEBHOOK}: the {@code http} or {@code https} URL Sluice POSTs each
+ *                question to; null with {@link Backend#ADMIN}
  * @param timeout how long a request is held at most; no answer by then denies ({@code approval: timeout})
  * @param scopes the scopes an answer may grant: {@code once}, {@code session}, {@code always}
  * @param overlay the fragment {@code always} writes rules into (absolute; one of the policy's includes),
  *                or null when {@code always} is not among the scopes
  */
-public record ApprovalSettings(URI webhook, Duration timeout, Set<String> scopes, Path overlay) {
+public record ApprovalSettings(Backend backend, URI webhook, Duration timeout, Set<String> scopes, Path overlay) {
+
+    /** Where the questions go ({@code approvals.backend}). */
+    public enum Backend {
+        /** {@code approvals.backend: <http(s) URL>}: one JSON POST per question. */
+        WEBHOOK,
+        /**
+         * {@code approvals.backend: admin}: questions wait on the admin listener ({@code GET /approvals},
+         * {@code POST /approvals/<id>/allow|deny}, bearer token from the data dir) for
+         * {@code sluice approvals list | allow | deny}.
+         */
+        ADMIN
+    }
 
     /** Every scope an answer may name. */
     public static final Set<String> ALL_SCOPES = Set.of("once", "session", "always");
@@ -25,6 +39,10 @@ public record ApprovalSettings(URI webhook, Duration timeout, Set<String> scopes
     public static final Duration MAX_TIMEOUT = Duration.ofMinutes(5);
 
     public ApprovalSettings {
+        java.util.Objects.requireNonNull(backend, "backend");
+        if ((backend == Backend.WEBHOOK) != (webhook != null)) {
+            throw new IllegalArgumentException("a webhook URL exactly when the backend is a webhook");
+        }
         scopes = Set.copyOf(scopes);
     }
 }

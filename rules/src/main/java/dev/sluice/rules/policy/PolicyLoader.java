@@ -363,14 +363,15 @@ public final class PolicyLoader {
             }
             checkKeys(m, "approvals.", APPROVAL_KEYS, Set.of());
             java.net.URI webhook = null;
+            ApprovalSettings.Backend backend = null;
             Node b = value(m, "backend");
             if (b == null) {
-                error(m.loc(), "approvals.backend: missing (expected: an http:// or https:// webhook URL)");
+                error(m.loc(), "approvals.backend: missing (expected: an http:// or https:// webhook URL, or admin)");
             } else {
                 String text = string(b, "approvals.backend");
                 if (text != null && text.equals("admin")) {
-                    error(b.loc(), "approvals.backend: admin: not supported by this build yet (expected: an http:// or "
-                            + "https:// webhook URL)");
+                    // listen.admin always exists (default 127.0.0.1:9901): sluice approvals reaches it there.
+                    backend = ApprovalSettings.Backend.ADMIN;
                 } else if (text != null) {
                     try {
                         webhook = new java.net.URI(text);
@@ -378,8 +379,10 @@ public final class PolicyLoader {
                                 || webhook.getHost() == null) {
                             throw new java.net.URISyntaxException(text, "not http(s)");
                         }
+                        backend = ApprovalSettings.Backend.WEBHOOK;
                     } catch (java.net.URISyntaxException e) {
-                        error(b.loc(), "approvals.backend: " + text + " (expected: an http:// or https:// webhook URL)");
+                        error(b.loc(), "approvals.backend: " + text
+                                + " (expected: an http:// or https:// webhook URL, or admin)");
                         webhook = null;
                     }
                 }
@@ -423,7 +426,7 @@ public final class PolicyLoader {
                 error(m.loc(), "approvals.overlay: missing (expected: the fragment that scope always writes to, "
                         + "listed under include)");
             }
-            return webhook == null ? null : new ApprovalSettings(webhook, timeout, scopes, overlay);
+            return backend == null ? null : new ApprovalSettings(backend, webhook, timeout, scopes, overlay);
         }
 
         // ---- include ----

@@ -179,18 +179,27 @@ class PolicyIncludeTest {
         assertThat(ok.approvals().overlay()).isEqualTo(dir.resolve("approved.yaml"));
         Path bad = main("""
                 approvals:
-                  backend: admin
+                  backend: mailto:ops@example.org
                   timeout: 10m
                   scopes: [once, forever]
                   overlay: approved.yaml""");
         assertThat(errors(bad)).containsExactly(
-                bad + ":13:12: approvals.backend: admin: not supported by this build yet (expected: an http:// or "
-                        + "https:// webhook URL)",
+                bad + ":13:12: approvals.backend: mailto:ops@example.org (expected: an http:// or https:// "
+                        + "webhook URL, or admin)",
                 bad + ":14:12: approvals.timeout: 10m (expected: more than 0, at most 5m)",
                 bad + ":15:18: approvals.scopes[1]: forever (expected: once, session or always)",
                 bad + ":16:12: approvals.overlay: approved.yaml is not in include (expected: a fragment the policy "
                         + "includes, so that the rules approved with scope always load)");
         Path noOverlay = main("approvals: {backend: \"https://approve.example.org/q\", scopes: [always]}");
         assertThat(errors(noOverlay)).singleElement().asString().contains("approvals.overlay: missing");
+        Policy admin = PolicyLoader.load(main("""
+                listen: {proxy: "127.0.0.1:3128", admin: "127.0.0.1:9090"}
+                approvals: {backend: admin, scopes: [once, session]}"""));
+        assertThat(admin.approvals().backend()).isEqualTo(ApprovalSettings.Backend.ADMIN);
+        assertThat(admin.approvals().webhook()).isNull();
+        assertThat(ok.approvals().backend()).isEqualTo(ApprovalSettings.Backend.WEBHOOK);
+        Path notUrl = main("approvals: {backend: \"ftp://approve.example.org/q\"}");
+        assertThat(errors(notUrl)).singleElement().asString().endsWith("approvals.backend: ftp://approve.example.org/q "
+                + "(expected: an http:// or https:// webhook URL, or admin)");
     }
 }
