@@ -263,6 +263,10 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         }
         if (refusal == null) {
             refusal = admission.auditHealth();
+            if (refusal != null) {
+                // The record waits in the writer's queue until the disk takes it again: say what was refused.
+                describeRefused(request, audit);
+            }
         }
         if (refusal != null) {
             refuse(ctx, request, audit, refusal.decision(), refusal.close(), refusal.detail());
@@ -435,6 +439,26 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                         .urlPath(target.pathAndQuery());
             }
         } catch (MalformedTargetException e) {
+            // The record keeps no target; the refusal's reason does not depend on it.
+        }
+    }
+
+    /**
+     * Fills the record of a request refused before its decision with what this front can place of it
+     * (target and path), without deciding anything; a target that does not place leaves the record without one.
+     */
+    private void describeRefused(HttpRequest request, AuditEvent audit) {
+        front.describe(audit);
+        try {
+            if (front.opensTunnel(request)) {
+                Target target = front.tunnelTarget(request);
+                audit.scheme(front.scheme(request)).server(target.host(), target.port());
+            } else {
+                HttpTarget target = front.target(request);
+                audit.scheme(front.scheme(request)).server(target.target().host(), target.target().port())
+                        .urlPath(target.pathAndQuery());
+            }
+        } catch (MalformedTargetException | MisdirectedRequestException | OriginFormException e) {
             // The record keeps no target; the refusal's reason does not depend on it.
         }
     }

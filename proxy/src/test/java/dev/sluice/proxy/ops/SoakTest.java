@@ -52,8 +52,9 @@ import org.junit.jupiter.api.io.TempDir;
  * rewritten and reloaded every 500 ms, alternately valid and broken. Afterwards: every request that
  * names a path has exactly one audit record, every kind has as many records as attempts, the hash
  * chain verifies, every client got a complete answer or a clean close (no hang), descriptors are back
- * at their baseline, and (LeakCheckExtension) no buffer leaked. Not covered here: the audit disk
- * filling up, SIGHUP storms (scripts/smoke.sh drives signals), RSS over time.
+ * at their baseline, and (LeakCheckExtension) no buffer leaked. The faults that need Sluice as its own
+ * process — the audit disk filling up (a tmpfs), SIGHUP storms, RSS over time — are in the process-level
+ * soak, {@code benchmarks/harness/soak.py} (CI runs it for 30 s).
  */
 class SoakTest {
 
