@@ -281,10 +281,21 @@ class OperationsTest {
     /**
      * A client's FIN while reading is paused for backpressure, with the echo still flowing back: the
      * whole echo must arrive (regression for the epoll half-close registration loss described at
-     * {@code Transport#detect()}). Repeated because the window is a race.
+     * {@code KeptEpollRegistrations}), on whichever transport the run uses (NIO, or
+     * {@code -Dsluice.transport=epoll}). Repeated because the window is a race: 10 runs, or
+     * {@code -Dsluice.halfclose.runs=N}.
      */
-    @org.junit.jupiter.api.RepeatedTest(10)
-    void halfCloseUnderBackpressureDeliversTheWholeEcho() throws Exception {
+    @org.junit.jupiter.api.TestFactory
+    java.util.stream.Stream<org.junit.jupiter.api.DynamicTest> halfCloseUnderBackpressureDeliversTheWholeEcho() {
+        int runs = Integer.getInteger("sluice.halfclose.runs", 10);
+        return java.util.stream.IntStream.rangeClosed(1, runs).mapToObj(i ->
+                org.junit.jupiter.api.DynamicTest.dynamicTest("run " + i, this::halfCloseOnce));
+    }
+
+    private void halfCloseOnce() throws Exception {
+        if (sluice != null) {
+            sluice.close();
+        }
         sluice = SluiceFixture.start(policy("  max_header_bytes: 32768"));
         long total = 48L << 20;
         ExecutorService client = Executors.newSingleThreadExecutor();
