@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -77,6 +78,14 @@ public final class AuditEvent {
     private volatile String approval;
     private volatile String approvalBy;
     private volatile String approvalScope;
+    private final Set<String> credentials = ConcurrentHashMap.newKeySet();
+    private final Map<String, Long> redFlags = new ConcurrentHashMap<>();
+    private volatile String websocketMode;
+    private final AtomicLong websocketMessagesSent = new AtomicLong(-1);
+    private final AtomicLong websocketMessagesReceived = new AtomicLong(-1);
+    private volatile String llmModel;
+    private final AtomicLong llmInputTokens = new AtomicLong(-1);
+    private final AtomicLong llmOutputTokens = new AtomicLong(-1);
 
     /**
      * Starts an event now.
@@ -276,6 +285,60 @@ public final class AuditEvent {
         return this;
     }
 
+    /** Adds a credential name to {@code credentials}: Sluice injected that credential (thread-safe). */
+    public AuditEvent credentialInjected(String name) {
+        credentials.add(Objects.requireNonNull(name, "name"));
+        return this;
+    }
+
+    /** Adds one match of a red-flag rule to {@code red_flags} (thread-safe). */
+    public AuditEvent addRedFlag(String ruleId) {
+        redFlags.merge(Objects.requireNonNull(ruleId, "ruleId"), 1L, Long::sum);
+        return this;
+    }
+
+    /**
+     * Marks this record as an upgraded WebSocket connection.
+     *
+     * @param mode {@code plain} (ws:// through the explicit listener), {@code relay} or {@code inspect}
+     */
+    public AuditEvent websocketMode(String mode) {
+        this.websocketMode = checkWord("websocket.mode", mode, Set.of("plain", "relay", "inspect"));
+        return this;
+    }
+
+    /** Counts one whole WebSocket message from the client toward the internet (thread-safe). */
+    public AuditEvent addWebsocketMessageSent() {
+        websocketMessagesSent.updateAndGet(n -> n < 0 ? 1 : n + 1);
+        return this;
+    }
+
+    /** Counts one whole WebSocket message from the internet toward the client (thread-safe). */
+    public AuditEvent addWebsocketMessageReceived() {
+        websocketMessagesReceived.updateAndGet(n -> n < 0 ? 1 : n + 1);
+        return this;
+    }
+
+    /** Sets {@code llm.model}, the model an LLM response named (one line, cut like {@link #error(String)}). */
+    public AuditEvent llmModel(String model) {
+        this.llmModel = oneLine(model);
+        return this;
+    }
+
+    /**
+     * Adds token usage an LLM response reported (thread-safe; several responses on one record add up).
+     *
+     * @param inputTokens input tokens, {@code >= 0}
+     * @param outputTokens output tokens, {@code >= 0}
+     */
+    public AuditEvent addLlmUsage(long inputTokens, long outputTokens) {
+        long in = checkBytes(inputTokens);
+        long out = checkBytes(outputTokens);
+        llmInputTokens.updateAndGet(n -> Math.max(n, 0) + in);
+        llmOutputTokens.updateAndGet(n -> Math.max(n, 0) + out);
+        return this;
+    }
+
     /** Returns the extension set so far, or null (for a refusal's JSON body). */
     public String extensionOrNull() {
         return extension;
@@ -311,7 +374,10 @@ public final class AuditEvent {
         sink.write(new AuditRecord(startTime, eventId, extension, clientAddress, clientPort, listener,
                 method, scheme, serverAddress, serverPort, urlPath, tlsMode, tlsSni, decision, reason,
                 rule, peerAddress, statusCode, bytesSent.get(), bytesReceived.get(), durationMs,
-                Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope));
+                Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope,
+                List.copyOf(credentials), websocketMode, countOrNull(websocketMessagesSent),
+                countOrNull(websocketMessagesReceived), llmModel, countOrNull(llmInputTokens),
+                countOrNull(llmOutputTokens), Map.copyOf(redFlags)));
         return true;
     }
 
@@ -402,6 +468,11 @@ public final class AuditEvent {
             throw new IllegalArgumentException(field + ": " + value + " (expected: one of " + allowed + ")");
         }
         return value;
+    }
+
+    private static Long countOrNull(AtomicLong count) {
+        long n = count.get();
+        return n < 0 ? null : n;
     }
 
     private static long checkBytes(long bytes) {

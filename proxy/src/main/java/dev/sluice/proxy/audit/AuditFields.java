@@ -65,6 +65,22 @@ public final class AuditFields {
     public static final String APPROVAL_BY = "approval.by";
     /** The scope an approval granted: {@code once}, {@code session} or {@code always}. */
     public static final String APPROVAL_SCOPE = "approval.scope";
+    /** The names of the credentials Sluice injected into this request (policy {@code credentials}), sorted. */
+    public static final String CREDENTIALS = "credentials";
+    /** For an upgraded WebSocket connection: {@code plain}, {@code relay} or {@code inspect}. */
+    public static final String WEBSOCKET_MODE = "websocket.mode";
+    /** WebSocket messages (not frames) from the client toward the internet. */
+    public static final String WEBSOCKET_MESSAGES_SENT = "websocket.messages_sent";
+    /** WebSocket messages (not frames) from the internet toward the client. */
+    public static final String WEBSOCKET_MESSAGES_RECEIVED = "websocket.messages_received";
+    /** The model an LLM response names (OpenTelemetry GenAI {@code gen_ai.response.model}). */
+    public static final String LLM_MODEL = "llm.model";
+    /** Input (prompt) tokens an LLM response reports (OpenTelemetry GenAI {@code gen_ai.usage.input_tokens}). */
+    public static final String LLM_INPUT_TOKENS = "llm.usage.input_tokens";
+    /** Output (completion) tokens an LLM response reports (OpenTelemetry GenAI {@code gen_ai.usage.output_tokens}). */
+    public static final String LLM_OUTPUT_TOKENS = "llm.usage.output_tokens";
+    /** Red-flag rule id to count of matches in this exchange (policy {@code red_flags}). */
+    public static final String RED_FLAGS = "red_flags";
 
     /**
      * Lowercase hex SHA-256 of the previous line's exact bytes (without its newline); 64 zeros on the
@@ -78,7 +94,9 @@ public final class AuditFields {
             TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
             URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, ADDRESS_CLASS, RULE,
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
-            REDACTIONS, PIN, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, ERROR);
+            REDACTIONS, PIN, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, CREDENTIALS, WEBSOCKET_MODE,
+            WEBSOCKET_MESSAGES_SENT, WEBSOCKET_MESSAGES_RECEIVED, LLM_MODEL, LLM_INPUT_TOKENS, LLM_OUTPUT_TOKENS,
+            RED_FLAGS, ERROR);
 
     /** Every field name of an audit log line, in order: {@link #ALL}, then {@link #PREV_HASH}. */
     public static final List<String> LINE = java.util.stream.Stream

@@ -9,9 +9,11 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * One audit line: the immutable record of one connection or one request (design.md "Audit record").
@@ -53,6 +55,15 @@ import java.util.TreeMap;
  * @param approval {@code granted}, {@code denied} or {@code timeout} when the request was held; nullable
  * @param approvalBy who answered; nullable
  * @param approvalScope the scope granted; nullable
+ * @param credentials names of the credentials injected into the request; null or empty is omitted; copied,
+ *     unmodifiable, sorted, distinct
+ * @param websocketMode {@code plain}, {@code relay} or {@code inspect} for an upgraded WebSocket; nullable
+ * @param websocketMessagesSent WebSocket messages client to internet; nullable (not a WebSocket, or not parsed)
+ * @param websocketMessagesReceived WebSocket messages internet to client; nullable
+ * @param llmModel the model an LLM response named; nullable
+ * @param llmInputTokens input tokens an LLM response reported, {@code >= 0}; nullable
+ * @param llmOutputTokens output tokens an LLM response reported, {@code >= 0}; nullable
+ * @param redFlags red-flag rule id to count; null or empty is omitted; copied, unmodifiable, sorted by id
  */
 public record AuditRecord(
         Instant time,
@@ -82,14 +93,22 @@ public record AuditRecord(
         String addressClass,
         String approval,
         String approvalBy,
-        String approvalScope) {
+        String approvalScope,
+        List<String> credentials,
+        String websocketMode,
+        Long websocketMessagesSent,
+        Long websocketMessagesReceived,
+        String llmModel,
+        Long llmInputTokens,
+        Long llmOutputTokens,
+        Map<String, Long> redFlags) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
     private static final DateTimeFormatter RFC3339_MILLIS =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
-    /** Validates and normalises: {@code redactions} is copied (null when empty). */
+    /** Validates and normalises: {@code redactions}, {@code credentials} and {@code redFlags} are copied (null when empty). */
     public AuditRecord {
         Objects.requireNonNull(time, "time");
         Objects.requireNonNull(eventId, "eventId");
@@ -108,6 +127,33 @@ public record AuditRecord(
         redactions = redactions == null || redactions.isEmpty()
                 ? null
                 : Collections.unmodifiableMap(new TreeMap<>(redactions));
+        if (redFlags != null && redFlags.values().stream().anyMatch(Objects::isNull)) {
+            throw new IllegalArgumentException("redFlags: " + redFlags + " (expected: non-null counts)");
+        }
+        redFlags = redFlags == null || redFlags.isEmpty()
+                ? null
+                : Collections.unmodifiableMap(new TreeMap<>(redFlags));
+        credentials = credentials == null || credentials.isEmpty()
+                ? null
+                : List.copyOf(new TreeSet<>(credentials));
+        for (Long n : new Long[] {websocketMessagesSent, websocketMessagesReceived, llmInputTokens, llmOutputTokens}) {
+            if (n != null && n < 0) {
+                throw new IllegalArgumentException("count: " + n + " (expected: >= 0)");
+            }
+        }
+    }
+
+    /** A record of a request that was held for approval or not, without second-wave fields. */
+    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
+                       String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
+                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
+                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
+                       Map<String, Long> redactions, String pin, String error, String addressClass,
+                       String approval, String approvalBy, String approvalScope) {
+        this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
+                serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
+                bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
+                null, null, null, null, null, null, null, null);
     }
 
     /** A record of a request that was not held for approval. */
@@ -176,6 +222,26 @@ public record AuditRecord(
         string(out, AuditFields.APPROVAL, approval);
         string(out, AuditFields.APPROVAL_BY, approvalBy);
         string(out, AuditFields.APPROVAL_SCOPE, approvalScope);
+        if (credentials != null) {
+            out.writeArrayFieldStart(AuditFields.CREDENTIALS);
+            for (String name : credentials) {
+                out.writeString(name);
+            }
+            out.writeEndArray();
+        }
+        string(out, AuditFields.WEBSOCKET_MODE, websocketMode);
+        longNumber(out, AuditFields.WEBSOCKET_MESSAGES_SENT, websocketMessagesSent);
+        longNumber(out, AuditFields.WEBSOCKET_MESSAGES_RECEIVED, websocketMessagesReceived);
+        string(out, AuditFields.LLM_MODEL, llmModel);
+        longNumber(out, AuditFields.LLM_INPUT_TOKENS, llmInputTokens);
+        longNumber(out, AuditFields.LLM_OUTPUT_TOKENS, llmOutputTokens);
+        if (redFlags != null) {
+            out.writeObjectFieldStart(AuditFields.RED_FLAGS);
+            for (Map.Entry<String, Long> e : redFlags.entrySet()) {
+                out.writeNumberField(e.getKey(), e.getValue());
+            }
+            out.writeEndObject();
+        }
         string(out, AuditFields.ERROR, error);
         string(out, AuditFields.PREV_HASH, prevHash);
         out.writeEndObject();
@@ -201,6 +267,12 @@ public record AuditRecord(
     private static void string(JsonGenerator out, String name, String value) throws IOException {
         if (value != null) {
             out.writeStringField(name, value);
+        }
+    }
+
+    private static void longNumber(JsonGenerator out, String name, Long value) throws IOException {
+        if (value != null) {
+            out.writeNumberField(name, value.longValue());
         }
     }
 

@@ -29,7 +29,8 @@ class AuditRecordTest {
         return new AuditRecord(T, "0123456789abcdef", "github", "10.0.0.2", 50123, "explicit", "GET", "https",
                 "api.github.com", 443, "/repos?page=***", "intercept", "api.github.com", "allow", "allowlisted",
                 "extensions.github.allow[0]", "140.82.112.6", 200, 512, 4096, 37, redactions, "ok", "none", "public",
-                "granted", "alice", "once");
+                "granted", "alice", "once", List.of("openai", "github-token"), "inspect", 3L, 5L, "gpt-4o-mini",
+                12L, 40L, Map.of("template_injection", 1L));
     }
 
     static List<String> keys(JsonNode node) {
@@ -44,6 +45,20 @@ class AuditRecordTest {
         assertThat(keys(json)).containsExactlyElementsOf(AuditFields.ALL);
         assertThat(json.get("client.port").isInt()).isTrue();
         assertThat(json.get("redactions").get("openai-key").asLong()).isEqualTo(2);
+    }
+
+    @Test
+    void writesTheSecondWaveFieldsWithTheirTypes() throws Exception {
+        JsonNode json = MAPPER.readTree(full().toJson());
+        assertThat(json.get("credentials").isArray()).isTrue();
+        assertThat(json.get("credentials").get(0).asText()).isEqualTo("github-token");
+        assertThat(json.get("websocket.mode").asText()).isEqualTo("inspect");
+        assertThat(json.get("websocket.messages_sent").asLong()).isEqualTo(3);
+        assertThat(json.get("websocket.messages_received").asLong()).isEqualTo(5);
+        assertThat(json.get("llm.model").asText()).isEqualTo("gpt-4o-mini");
+        assertThat(json.get("llm.usage.input_tokens").asLong()).isEqualTo(12);
+        assertThat(json.get("llm.usage.output_tokens").asLong()).isEqualTo(40);
+        assertThat(json.get("red_flags").get("template_injection").asLong()).isEqualTo(1);
     }
 
     @Test
