@@ -71,6 +71,14 @@ import org.slf4j.LoggerFactory;
  * request's end and is answered 400 {@code malformed_request}. A client that half-closes mid-body
  * ({@link ExchangeControl.ClientClosedMidBody}) gets nothing more: the upstream connection and the
  * downstream connection close, and the record says {@code error: client_closed_mid_body}.
+ *
+ * <p>A kept-alive upstream connection may be closed by the origin just as the next request is written
+ * on it (RFC 9112 section 9.3.1: any side may close an idle connection at any time; the request and the
+ * close cross on the wire). When a REUSED connection closes or resets before a single byte of the
+ * response, and the request is idempotent (RFC 9110 section 9.2.2) and carried no body, the forwarder
+ * sends it once more on a freshly dialled connection (through the same checks) instead of answering
+ * 502; one record covers both attempts. A fresh connection's failure, a request with a body, a
+ * non-idempotent method or a second failure is answered as before.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
@@ -78,6 +86,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     /** Rule id of refusals caused by what the origin answered. */
     static final String RULE_UPSTREAM = BuiltinRules.UPSTREAM;
+
+    /** RFC 9110 section 9.2.2: the methods a proxy may send again after a connection failure. */
+    private static final java.util.Set<String> IDEMPOTENT_METHODS =
+            java.util.Set.of("GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE");
 
     /** Largest response header block accepted from an origin, in bytes. */
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
@@ -104,6 +116,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean upstreamKeepAlive;
     private boolean closeDownstream;
     private boolean lingering;
+    /** Exchanges the current upstream connection completed (0: it has not answered anything yet). */
+    private int upstreamExchanges;
+    /** The current request was written on a connection kept from an earlier exchange. */
+    private boolean onReusedUpstream;
+    /** The current request was already sent again after its reused connection closed. */
+    private boolean replayed;
+    /** Any response head (interim included) arrived for the current request. */
+    private boolean responseBegun;
+    /** Body bytes of the current request seen so far. */
+    private long requestBodyBytes;
 
     public HttpForwarder(ProxyContext context) {
         this(context, null);
@@ -126,6 +148,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     public void adopt(Channel channel, ByteCounter counter, Target target, Policy policy) {
         installUpstreamHandlers(channel, target);
         upstream = channel;
+        upstreamExchanges = 0;
         upstreamCounter = counter;
         upstreamAuthority = target.authority();
         upstreamPolicy = policy;
@@ -180,10 +203,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         responseStarted = false;
         interimResponse = false;
         upstreamKeepAlive = false;
+        onReusedUpstream = false;
+        replayed = false;
+        responseBegun = false;
+        requestBodyBytes = 0;
         closeDownstream = !request.downstreamKeepAlive();
         String authority = request.target().target().authority();
         if (upstream != null && upstream.isActive() && authority.equals(upstreamAuthority)
                 && request.policy() == upstreamPolicy) {
+            onReusedUpstream = upstreamExchanges > 0;
             upstreamCounter.attach(request.audit(), request.traffic());
             request.audit().peerAddress(peerAddress(upstream));
             if (upstreamPin != null) {
@@ -203,6 +231,11 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         closeUpstream();
+        dial(request);
+    }
+
+    /** Dials a fresh upstream connection for {@code request}; {@link #onDialed} sends it. */
+    private void dial(ForwardRequest request) {
         dialing = true;
         Reads.setAutoRead(ctx.channel(), false);
         ByteCounter counter = new ByteCounter();
@@ -237,6 +270,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         Dialed dialed = f.getNow();
         upstream = dialed.channel();
+        upstreamExchanges = 0;
         upstreamFailure = null;
         upstreamHandshakeFailure = null;
         upstreamPin = null;
@@ -247,6 +281,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstream.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         while (!pendingBody.isEmpty()) {
             upstream.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        }
+        if (replayed && requestComplete) {
+            // The replayed request has no body: its end is all that is left to send.
+            upstream.write(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
         upstream.flush();
         Reads.setAutoRead(upstream, true);
@@ -259,6 +297,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (content instanceof LastHttpContent) {
             requestComplete = true;
         }
+        requestBodyBytes += content.content().readableBytes();
         if (current == null) {
             // The exchange already ended (refused or answered early): the rest of the body is dropped.
             content.release();
@@ -352,6 +391,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
             return false;
         }
+        responseBegun = true;
         interimResponse = code >= 100 && code < 200;
         boolean originKeepAlive = HttpUtil.isKeepAlive(response);
         HopByHop.strip(response.headers());
@@ -410,6 +450,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!upstreamKeepAlive || !requestComplete) {
             closeUpstream();
         } else if (upstreamCounter != null) {
+            upstreamExchanges++;
             upstreamCounter.attach(null, null);
         }
         if (closeDownstream) {
@@ -479,6 +520,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         upstream = null;
         upstreamCounter = null;
+        if (current != null && !dialing && replayable()) {
+            log.debug("reused upstream {} closed before answering {} {}: sending it again on a new connection",
+                    channel.remoteAddress(), current.request().method(), upstreamAuthority);
+            replayed = true;
+            onReusedUpstream = false;
+            upstreamFailure = null;
+            upstreamAuthority = null;
+            upstreamPolicy = null;
+            dial(current);
+            return;
+        }
         if (current != null && !dialing) {
             Throwable failure = upstreamFailure;
             current.audit().error(failure == null ? "upstream closed before the response ended"
@@ -486,6 +538,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                     + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
             abortExchange(UpstreamFailures.classify(failure));
         }
+    }
+
+    /**
+     * Whether the current request may be sent again after its upstream connection closed: it went out
+     * on a reused connection, nothing of a response came back, it is idempotent (RFC 9110 section
+     * 9.2.2) and whole, with an empty body, and it was not sent again already.
+     */
+    private boolean replayable() {
+        return onReusedUpstream && !replayed && !responseBegun && requestComplete && requestBodyBytes == 0
+                && IDEMPOTENT_METHODS.contains(current.request().method().name());
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {
