@@ -39,6 +39,8 @@ import java.util.Objects;
  *   <li>{@code HEAD} counts as listed wherever {@code GET} is ({@link Rule#matchesMethod}, RFC 9110
  *       section 9.3.2), in allow and deny rules alike; to allow GET but not HEAD, add a deny rule with
  *       {@code methods: [HEAD]}.</li>
+ *   <li>Method case: an allow rule's {@code methods} match exactly (RFC 9110 section 9.1: {@code get} is
+ *       not {@code GET}); a deny rule's match in any case, so {@code get} is denied where {@code GET} is.</li>
  * </ul>
  *
  * <h2>Order and reasons</h2>
@@ -485,7 +487,10 @@ public final class Decider {
         if (request == null) {
             return true; // a tunnel may carry any method and path
         }
-        if (!rule.matchesMethod(request.method())) {
+        // Methods are case-sensitive (RFC 9110 section 9.1), but some origins take `get` for GET: a deny
+        // rule matches a method in any case, so a case variant never slips past it (fail closed).
+        if (!rule.matchesMethod(request.method())
+                && !rule.matchesMethod(request.method().toUpperCase(java.util.Locale.ROOT))) {
             return false;
         }
         if (!rule.paths().isEmpty()) {

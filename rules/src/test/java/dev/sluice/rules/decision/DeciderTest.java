@@ -179,6 +179,9 @@ class DeciderTest {
             deny of GET denies HEAD too            | http://private.example.org/a       | HEAD   | DENY  | DENIED_BY_RULE     | extensions.reader.deny[1]
             global deny of GET denies HEAD         | http://get.example.org/admin/x     | HEAD   | DENY  | DENIED_BY_RULE     | deny[0]
             global deny of GET spares other paths  | http://get.example.org/public      | HEAD   | ALLOW | ALLOWLISTED        | extensions.reader.allow[0]
+            deny of GET denies lowercase get       | http://private.example.org/a       | get    | DENY  | DENIED_BY_RULE     | extensions.reader.deny[1]
+            deny of HEAD denies mixed-case Head    | http://nohead.example.org/a        | Head   | DENY  | DENIED_BY_RULE     | extensions.reader.deny[0]
+            allow of GET is exact: get is another  | http://get.example.org/a           | get    | DENY  | METHOD_NOT_ALLOWED | extensions.reader.allow[0]
             """)
     void headFollowsGet(String scenario, String target, String method, Verdict verdict, Reason reason, String ruleId)
             throws Exception {
