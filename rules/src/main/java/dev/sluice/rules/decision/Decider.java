@@ -494,7 +494,15 @@ public final class Decider {
             return false;
         }
         if (!rule.paths().isEmpty()) {
-            return PathGlob.isAmbiguous(request.path()) || anyPathMatches(rule, request.path());
+            if (PathGlob.isAmbiguous(request.path())) {
+                return true;
+            }
+            for (String glob : rule.paths()) {
+                if (PathGlob.matchesLoosely(glob, request.path())) {
+                    return true;
+                }
+            }
+            return false;
         }
         return true;
     }

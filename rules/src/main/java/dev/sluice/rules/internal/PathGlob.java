@@ -9,8 +9,14 @@ package dev.sluice.rules.internal;
  * case-sensitively. {@code **} must be a whole segment.
  *
  * <p>Paths that could be read differently upstream never match a path glob: dot segments
- * ({@code .}, {@code ..}), percent-encoded dot, slash or backslash ({@code %2e %2f %5c}, any case), and
- * backslashes. So {@code /@scope/../evil} does not match {@code /@scope/**}.
+ * ({@code .}, {@code ..}, also with path parameters, {@code ..;x}, which servlet containers read as
+ * {@code ..}), percent-encoded dot, slash, backslash or NUL ({@code %2e %2f %5c %00}, any case), and
+ * backslashes. So {@code /@scope/../evil} and {@code /@scope/..;/evil} do not match {@code /@scope/**}.
+ *
+ * <p>Deny rules also use {@link #matchesLoosely}: the forms an origin may fold into the same path
+ * (percent-encoded unreserved characters, repeated slashes, {@code ;} path parameters, letter case)
+ * match too, so {@code /%61dmin/x}, {@code //admin/x}, {@code /admin;v=1/x} and {@code /ADMIN/x} are
+ * denied where {@code /admin/**} is.
  */
 public final class PathGlob {
 
@@ -63,18 +69,78 @@ public final class PathGlob {
             if (pct + 2 < path.length()) {
                 char h = path.charAt(pct + 1);
                 char l = Character.toLowerCase(path.charAt(pct + 2));
-                if ((h == '2' && (l == 'e' || l == 'f')) || (h == '5' && l == 'c')) {
+                if ((h == '2' && (l == 'e' || l == 'f')) || (h == '5' && l == 'c') || (h == '0' && l == '0')) {
                     return true;
                 }
             }
             pct = path.indexOf('%', pct + 1);
         }
         for (String segment : splitSegments(path)) {
-            if (segment.equals(".") || segment.equals("..")) {
+            String bare = withoutParameters(segment);
+            if (bare.equals(".") || bare.equals("..")) {
                 return true;
             }
         }
         return false;
+    }
+
+    /**
+     * Answers whether {@code path} (no query) matches {@code glob} in any form an origin may read it as:
+     * {@link #matches} on the path, or on the path with percent-encoded unreserved characters decoded
+     * (RFC 3986 section 2.3), repeated slashes collapsed, {@code ;} parameters cut from every segment,
+     * and glob and path compared without letter case. For deny rules: a miss here means no plausible
+     * reading of the path is the denied one.
+     */
+    public static boolean matchesLoosely(String glob, String path) {
+        if (matches(glob, path)) {
+            return true;
+        }
+        String loose = loosen(path).toLowerCase(java.util.Locale.ROOT);
+        return matchSegments(splitSegments(glob.toLowerCase(java.util.Locale.ROOT)), 0, splitSegments(loose), 0);
+    }
+
+    private static String loosen(String path) {
+        StringBuilder decoded = new StringBuilder(path.length());
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c == '%' && i + 2 < path.length()) {
+                int v = hex(path.charAt(i + 1)) * 16 + hex(path.charAt(i + 2));
+                if (v >= 0 && isUnreserved((char) v)) {
+                    decoded.append((char) v);
+                    i += 2;
+                    continue;
+                }
+            }
+            decoded.append(c);
+        }
+        StringBuilder out = new StringBuilder(decoded.length());
+        for (String segment : splitSegments(decoded.toString())) {
+            if (segment.isEmpty() && out.length() > 0) {
+                continue; // "//" reads as "/" on many origins
+            }
+            if (out.length() > 0 || !segment.isEmpty()) {
+                out.append('/');
+            }
+            out.append(withoutParameters(segment));
+        }
+        String result = out.length() == 0 || out.charAt(0) != '/' ? "/" + out : out.toString();
+        // A trailing empty segment ("/a/") was dropped by the collapse above; keep it.
+        return path.endsWith("/") && !result.endsWith("/") ? result + "/" : result;
+    }
+
+    private static String withoutParameters(String segment) {
+        int semicolon = segment.indexOf(';');
+        return semicolon < 0 ? segment : segment.substring(0, semicolon);
+    }
+
+    private static boolean isUnreserved(char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                || c == '-' || c == '.' || c == '_' || c == '~';
+    }
+
+    private static int hex(char c) {
+        int v = Character.digit(c, 16);
+        return v < 0 ? -1000 : v;
     }
 
     private static String[] splitSegments(String s) {

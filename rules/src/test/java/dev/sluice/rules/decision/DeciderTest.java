@@ -182,6 +182,10 @@ class DeciderTest {
             deny of GET denies lowercase get       | http://private.example.org/a       | get    | DENY  | DENIED_BY_RULE     | extensions.reader.deny[1]
             deny of HEAD denies mixed-case Head    | http://nohead.example.org/a        | Head   | DENY  | DENIED_BY_RULE     | extensions.reader.deny[0]
             allow of GET is exact: get is another  | http://get.example.org/a           | get    | DENY  | METHOD_NOT_ALLOWED | extensions.reader.allow[0]
+            global deny of a path, encoded letter  | http://get.example.org/%61dmin/x   | GET    | DENY  | DENIED_BY_RULE     | deny[0]
+            global deny of a path, double slash    | http://get.example.org//admin/x    | GET    | DENY  | DENIED_BY_RULE     | deny[0]
+            global deny of a path, parameters      | http://get.example.org/admin;a=b/x | GET    | DENY  | DENIED_BY_RULE     | deny[0]
+            global deny of a path, letter case     | http://get.example.org/ADMIN/x     | GET    | DENY  | DENIED_BY_RULE     | deny[0]
             """)
     void headFollowsGet(String scenario, String target, String method, Verdict verdict, Reason reason, String ruleId)
             throws Exception {

@@ -36,6 +36,10 @@ class PathGlobTest {
             /a/**                      | /a/b%5cc                  | false
             /a/**                      | /a\\b                     | false
             /a/**                      | /a/b%20c                  | true
+            /a/**                      | /a/..;/etc/passwd         | false
+            /a/**                      | /a/.;x/b                  | false
+            /a/**                      | /a/b%00.json              | false
+            /a/**                      | /a/b;v=1/c                | true
             """)
     void matches(String glob, String path, boolean expected) {
         assertThat(PathGlob.validate(glob)).isNull();
@@ -46,5 +50,26 @@ class PathGlobTest {
     @ValueSource(strings = {"", "a/b", "/a**", "/**b/c", "/a/../b", "/a/./b", "/a?b", "/a#b", "/a b", "/a\\b", "/ä"})
     void invalid(String glob) {
         assertThat(PathGlob.validate(glob)).isNotNull().startsWith("(expected: ");
+    }
+
+    /** Deny rules: every form an origin may fold into the denied path matches. */
+    @ParameterizedTest(name = "{0} ~loosely {1}: {2}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /admin/**                  | /admin/x                  | true
+            /admin/**                  | /%61dmin/x                | true
+            /admin/**                  | /%61%64%6D%69%6E/x        | true
+            /admin/**                  | //admin/x                 | true
+            /admin/**                  | /admin;jsessionid=1/x     | true
+            /admin/**                  | /ADMIN/x                  | true
+            /admin/**                  | /Admin                    | true
+            /admin/*.json              | /admin//a.json            | true
+            /admin/**                  | /administrator/x          | false
+            /admin/**                  | /public/admin             | false
+            /admin/**                  | /%41dminx/y               | false
+            /v1/messages               | /v1/messages/             | false
+            /v1/messages               | /v1//messages             | true
+            """)
+    void matchesLoosely(String glob, String path, boolean expected) {
+        assertThat(PathGlob.matchesLoosely(glob, path)).isEqualTo(expected);
     }
 }
