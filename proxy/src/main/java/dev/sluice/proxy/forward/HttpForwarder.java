@@ -10,6 +10,9 @@ import dev.sluice.proxy.exchange.ExchangeSequencer;
 import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.http.WebSocketUpgrade;
+import io.netty.channel.ChannelPipeline;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.tls.UpstreamTls;
@@ -346,9 +349,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         AuditEvent audit = current.audit();
         int code = response.status().code();
         if (code == 101) {
-            // Sluice never forwards an Upgrade, so no origin may switch protocols.
+            String key = current.websocket() == null ? null
+                    : current.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
+            if (key != null && WebSocketUpgrade.accepts(response, key)) {
+                switchToWebSocket(response);
+                return false;
+            }
+            // Sluice forwards no other upgrade, so no origin may switch protocols otherwise; nor accept a
+            // WebSocket handshake it was not given.
             ReferenceCountUtil.release(response);
-            audit.error("upstream switched protocols (101) though no upgrade was asked for");
+            audit.error(key != null ? "upstream switched protocols (101) without a valid Sec-WebSocket-Accept"
+                    : "upstream switched protocols (101) though no upgrade was asked for");
             abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
             return false;
         }
@@ -382,6 +393,50 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         ctx.write(response);
         return true;
+    }
+
+    /**
+     * The origin accepted a WebSocket handshake: the 101 (its {@code Upgrade}, {@code Connection} and
+     * {@code Sec-WebSocket-*} fields only) goes to the client, then both connections leave HTTP and
+     * become a {@link WebSocketRelay}; the exchange's record becomes the upgraded connection's, written
+     * when it ends.
+     */
+    private void switchToWebSocket(HttpResponse response) {
+        ForwardRequest request = current;
+        current = null;
+        responseStarted = true;
+        AuditEvent audit = request.audit();
+        audit.statusCode(101).websocketMode(request.websocket());
+        HttpResponse answer = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1,
+                io.netty.handler.codec.http.HttpResponseStatus.SWITCHING_PROTOCOLS);
+        answer.headers().set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
+        answer.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+        WebSocketUpgrade.copyWebSocketFields(response.headers(), answer.headers());
+        ReferenceCountUtil.release(response);
+        Channel up = upstream;
+        upstream = null;
+        upstreamCounter = null;
+        upstreamAuthority = null;
+        upstreamPolicy = null;
+        Channel down = ctx.channel();
+        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        WebSocketRelay.start(audit, down, up);
+        // Upstream: the response relay and the HTTP codec go; what the codec still holds reaches the relay.
+        ChannelPipeline upPipeline = up.pipeline();
+        for (String name : new String[] {"response", "codec"}) {
+            if (upPipeline.get(name) != null) {
+                upPipeline.remove(name);
+            }
+        }
+        ChannelPipeline downPipeline = down.pipeline();
+        for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
+                HttpPipeline.REDACT, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
+            if (downPipeline.get(name) != null) {
+                downPipeline.remove(name);
+            }
+        }
+        downPipeline.remove(this);
+        WebSocketRelay.read(down, up);
     }
 
     private void onResponseContent(HttpContent content) {

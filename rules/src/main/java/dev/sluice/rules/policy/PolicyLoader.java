@@ -72,7 +72,7 @@ public final class PolicyLoader {
     private static final Set<String> FRAGMENT_KEYS = orderedSet("include", "groups", "extensions");
     private static final Set<String> FRAGMENT_EXTENSION_KEYS = orderedSet("allow", "groups");
     private static final Set<String> TOP_UNSUPPORTED = orderedSet();
-    private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
+    private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact", "websocket");
     private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
     private static final Set<String> UPSTREAM_PROXY_KEYS = orderedSet("https", "http", "no_proxy", "auth_file",
             "connect_by");
@@ -914,6 +914,7 @@ public final class PolicyLoader {
                 List<String> pins = new ArrayList<>();
                 boolean report = false;
                 boolean redact = true;
+                WebSocketMode websocket = null;
                 if (!isNull(e.value())) {
                     MapNode entry = map(e.value(), path);
                     if (entry == null) {
@@ -961,9 +962,23 @@ public final class PolicyLoader {
                             error(redactNode.loc(), path + ".redact: " + show(redactNode) + " (expected: true or false)");
                         }
                     }
+                    Node websocketNode = value(entry, "websocket");
+                    if (websocketNode != null) {
+                        String text = string(websocketNode, path + ".websocket");
+                        if (text != null) {
+                            switch (text) {
+                                case "refuse" -> websocket = WebSocketMode.REFUSE;
+                                case "relay" -> websocket = WebSocketMode.RELAY;
+                                case "inspect" -> websocket = WebSocketMode.INSPECT;
+                                default -> error(websocketNode.loc(), path + ".websocket: " + text
+                                        + " (expected: refuse, relay or inspect)");
+                            }
+                        }
+                    }
                 }
                 if (host != null) {
-                    hosts.put(host, new InspectedHost(host, kind, pins, report, redact));
+                    hosts.put(host, new InspectedHost(host, kind, pins, report, redact,
+                            websocket != null ? websocket : WebSocketMode.defaultFor(redact)));
                 }
             }
             return hosts;
