@@ -1,0 +1,327 @@
+package dev.sluice.proxy.forward;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.proxy.testing.SluiceFixture;
+import dev.sluice.proxy.testing.TestTls;
+import dev.sluice.proxy.testing.TrustOnly;
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ProxySelector;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * WebSocket through Sluice over real sockets (RFC 6455): a Node {@code ws} origin (plain and TLS), a
+ * hand-written client on a socket for {@code ws://} through the explicit listener (absolute-form), and
+ * java.net.http's WebSocket for {@code wss://} to an intercepted host (CONNECT, then Sluice's TLS).
+ */
+class WebSocketTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String HOST = "ws.test";
+    private static final String KEY = "dGhlIHNhbXBsZSBub25jZQ==";
+    /** Sec-WebSocket-Accept of {@link #KEY} (RFC 6455 section 1.3). */
+    private static final String ACCEPT = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
+
+    @TempDir
+    Path dir;
+    private NodeOrigin origin;
+    private SluiceFixture sluice;
+
+    @AfterEach
+    void stop() throws IOException {
+        if (sluice != null) {
+            sluice.close();
+        }
+        if (origin != null) {
+            origin.close();
+        }
+    }
+
+    private String policy(int port, String inspect) {
+        return """
+                version: 1
+                extensions:
+                  default:
+                    allow:
+                      - host: %1$s
+                        ports: [%2$d]
+                        methods: [GET]
+                        paths: ["/chat/**"]
+                network:
+                  allow_private: ["127.0.0.1/32"]
+                  hosts:
+                    %1$s: 127.0.0.1
+                listen:
+                  proxy: 127.0.0.1:0
+                """.formatted(HOST, port) + (inspect == null ? "" : inspect);
+    }
+
+    @Test
+    void plainWebSocketEchoesThroughTheExplicitListenerWithOneAuditRecord() throws Exception {
+        origin = NodeOrigin.start(null);
+        sluice = SluiceFixture.start(policy(origin.port, null));
+        try (Socket socket = new Socket()) {
+            socket.connect(sluice.address(), 5000);
+            socket.setSoTimeout(10_000);
+            String head = handshake(socket, "http://" + HOST + ":" + origin.port + "/chat/room", "websocket");
+            assertThat(head).startsWith("HTTP/1.1 101").containsIgnoringCase("sec-websocket-accept: " + ACCEPT);
+            sendFrame(socket.getOutputStream(), 0x1, "hello through sluice".getBytes(StandardCharsets.UTF_8));
+            Frame echo = readFrame(new DataInputStream(socket.getInputStream()));
+            assertThat(echo.opcode).isEqualTo(0x1);
+            assertThat(echo.text()).isEqualTo("echo:hello through sluice");
+            sendFrame(socket.getOutputStream(), 0x8, new byte[] {0x03, (byte) 0xE8});
+            assertThat(readFrame(new DataInputStream(socket.getInputStream())).opcode).isEqualTo(0x8);
+        }
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("websocket.mode").asText()).isEqualTo("plain");
+        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(101);
+        assertThat(record.path("url.path").asText()).isEqualTo("/chat/room");
+        assertThat(record.path("bytes.sent").asLong()).isGreaterThan(20);
+        assertThat(record.path("bytes.received").asLong()).isGreaterThan(20);
+        assertThat(record.has("duration_ms")).isTrue();
+        assertThat(origin.received()).contains("hello through sluice");
+        assertThat(sluice.audit().stream().filter(r -> "/chat/room".equals(r.path("url.path").asText()))).hasSize(1);
+    }
+
+    @Test
+    void aWebSocketToADeniedPathIsRefusedBeforeAnyDialAndH2cStaysRefused() throws Exception {
+        origin = NodeOrigin.start(null);
+        sluice = SluiceFixture.start(policy(origin.port, null));
+        try (Socket socket = new Socket()) {
+            socket.connect(sluice.address(), 5000);
+            socket.setSoTimeout(10_000);
+            String head = handshake(socket, "http://" + HOST + ":" + origin.port + "/other", "websocket");
+            assertThat(head).startsWith("HTTP/1.1 403");
+        }
+        try (Socket socket = new Socket()) {
+            socket.connect(sluice.address(), 5000);
+            socket.setSoTimeout(10_000);
+            String head = handshake(socket, "http://" + HOST + ":" + origin.port + "/chat/x", "h2c");
+            assertThat(head).startsWith("HTTP/1.1 501");
+        }
+        JsonNode h2c = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> "upgrade_not_supported".equals(r.path("reason").asText())).findFirst().orElse(null),
+                r -> r != null);
+        assertThat(h2c.path("error").asText()).contains("h2c");
+        assertThat(origin.opened()).isEmpty();
+    }
+
+    // ---- intercepted host (wss://) -------------------------------------------------------------
+
+    private void startIntercepted(String websocketKey) throws Exception {
+        TestTls tls = TestTls.create(dir.resolve("origin-tls"), HOST);
+        origin = NodeOrigin.start(tls);
+        sluice = SluiceFixture.start(policy(origin.port, """
+                inspect:
+                  %s: { redact: false%s }
+                tls:
+                  extra_trust:
+                    - "%s"
+                """.formatted(HOST, websocketKey == null ? "" : ", websocket: " + websocketKey,
+                tls.caPem().toAbsolutePath())));
+    }
+
+    private CompletableFuture<WebSocket> openJavaWebSocket(WebSocket.Listener listener) throws Exception {
+        HttpClient client = HttpClient.newBuilder()
+                .proxy(ProxySelector.of(sluice.address()))
+                .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
+                .connectTimeout(Duration.ofSeconds(10)).build();
+        return client.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10))
+                .buildAsync(URI.create("wss://" + HOST + ":" + origin.port + "/chat/tls"), listener);
+    }
+
+    @Test
+    void relayModePassesFramesToAnInterceptedHost() throws Exception {
+        startIntercepted("relay");
+        CompletableFuture<String> reply = new CompletableFuture<>();
+        WebSocket ws = openJavaWebSocket(new WebSocket.Listener() {
+            @Override
+            public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+                reply.complete(data.toString());
+                return null;
+            }
+        }).get(20, TimeUnit.SECONDS);
+        ws.sendText("over tls", true).get(10, TimeUnit.SECONDS);
+        assertThat(reply.get(10, TimeUnit.SECONDS)).isEqualTo("echo:over tls");
+        ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye").get(10, TimeUnit.SECONDS);
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("websocket.mode").asText()).isEqualTo("relay");
+        assertThat(record.path("tls.mode").asText()).isEqualTo("intercept");
+        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(101);
+        assertThat(record.path("bytes.sent").asLong()).isPositive();
+        assertThat(origin.received()).contains("over tls");
+    }
+
+    @Test
+    void refuseModeAnswers403WebsocketRefusedWithOneRecord() throws Exception {
+        startIntercepted("refuse");
+        CompletableFuture<WebSocket> opening = openJavaWebSocket(new WebSocket.Listener() { });
+        try {
+            opening.get(20, TimeUnit.SECONDS);
+            throw new AssertionError("the upgrade was not refused");
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(WebSocketHandshakeException.class);
+            assertThat(((WebSocketHandshakeException) e.getCause()).getResponse().statusCode()).isEqualTo(403);
+        }
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> "websocket_refused".equals(r.path("reason").asText())).findFirst().orElse(null),
+                r -> r != null);
+        assertThat(record.path("url.path").asText()).isEqualTo("/chat/tls");
+        assertThat(sluice.audit().stream().filter(r -> "/chat/tls".equals(r.path("url.path").asText()))).hasSize(1);
+        assertThat(origin.opened()).isEmpty();
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------------
+
+    private static String handshake(Socket socket, String target, String upgrade) throws IOException {
+        URI uri = URI.create(target);
+        String request = "GET " + target + " HTTP/1.1\r\nHost: " + uri.getAuthority() + "\r\nUpgrade: " + upgrade
+                + "\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + KEY + "\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        var in = socket.getInputStream();
+        while (true) {
+            int b = in.read();
+            if (b < 0) {
+                break;
+            }
+            head.write(b);
+            byte[] h = head.toByteArray();
+            int n = h.length;
+            if (n >= 4 && h[n - 4] == '\r' && h[n - 3] == '\n' && h[n - 2] == '\r' && h[n - 1] == '\n') {
+                break;
+            }
+        }
+        return head.toString(StandardCharsets.US_ASCII);
+    }
+
+    /** Writes one masked, final frame (RFC 6455 section 5.2), payload under 126 bytes. */
+    private static void sendFrame(OutputStream out, int opcode, byte[] payload) throws IOException {
+        byte[] mask = {0x11, 0x22, 0x33, 0x44};
+        ByteArrayOutputStream frame = new ByteArrayOutputStream();
+        frame.write(0x80 | opcode);
+        frame.write(0x80 | payload.length);
+        frame.write(mask);
+        for (int i = 0; i < payload.length; i++) {
+            frame.write(payload[i] ^ mask[i % 4]);
+        }
+        out.write(frame.toByteArray());
+        out.flush();
+    }
+
+    private record Frame(int opcode, byte[] payload) {
+        String text() {
+            return new String(payload, StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Reads one unmasked server frame. */
+    private static Frame readFrame(DataInputStream in) throws IOException {
+        int b0 = in.readUnsignedByte();
+        int len = in.readUnsignedByte() & 0x7F;
+        if (len == 126) {
+            len = in.readUnsignedShort();
+        } else if (len == 127) {
+            len = (int) in.readLong();
+        }
+        byte[] payload = new byte[len];
+        in.readFully(payload);
+        return new Frame(b0 & 0x0F, payload);
+    }
+
+    /** The Node {@code ws} origin of proxy/src/test/node/ws-origin.js. */
+    static final class NodeOrigin implements AutoCloseable {
+        final Process process;
+        final int port;
+        final List<JsonNode> events = new CopyOnWriteArrayList<>();
+
+        private NodeOrigin(Process process, int port) {
+            this.process = process;
+            this.port = port;
+        }
+
+        static NodeOrigin start(TestTls tls) throws Exception {
+            Path nodeDir = Path.of("src/test/node").toAbsolutePath();
+            if (!Files.isDirectory(nodeDir.resolve("node_modules/ws"))) {
+                Process install = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+                        .directory(nodeDir.toFile()).redirectErrorStream(true).start();
+                String log = new String(install.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(install.waitFor(120, TimeUnit.SECONDS)).isTrue();
+                assertThat(install.exitValue()).as("npm ci: " + log).isZero();
+            }
+            List<String> command = new java.util.ArrayList<>(List.of("node", nodeDir.resolve("ws-origin.js").toString()));
+            if (tls != null) {
+                command.add(tls.keystore().toString());
+                command.add(tls.keystorePassword());
+            }
+            Process p = new ProcessBuilder(command).directory(nodeDir.toFile())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            String first = out.readLine();
+            assertThat(first).as("ws-origin.js first line").startsWith("LISTENING ");
+            NodeOrigin origin = new NodeOrigin(p, Integer.parseInt(first.substring("LISTENING ".length()).trim()));
+            Thread reader = new Thread(() -> {
+                try {
+                    for (String line; (line = out.readLine()) != null; ) {
+                        origin.events.add(JSON.readTree(line));
+                    }
+                } catch (IOException e) {
+                    // The process ended.
+                }
+            }, "ws-origin-reader");
+            reader.setDaemon(true);
+            reader.start();
+            return origin;
+        }
+
+        List<String> received() {
+            await().atMost(Duration.ofSeconds(10)).until(() -> events.stream().anyMatch(e -> e.has("text")));
+            return events.stream().filter(e -> e.has("text")).map(e -> e.path("text").asText()).toList();
+        }
+
+        List<String> opened() {
+            return events.stream().filter(e -> e.has("open")).map(e -> e.path("open").asText()).toList();
+        }
+
+        @Override
+        public void close() {
+            process.destroy();
+            try {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
