@@ -351,6 +351,14 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (code == 101) {
             String key = current.websocket() == null ? null
                     : current.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
+            boolean inspect = "inspect".equals(current.websocket());
+            if (key != null && inspect && response.headers().contains(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS)) {
+                // None was offered (inspection drops the client's offer): frames Sluice cannot read.
+                ReferenceCountUtil.release(response);
+                audit.error("upstream accepted a websocket extension that was not offered");
+                abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+                return false;
+            }
             if (key != null && WebSocketUpgrade.accepts(response, key)) {
                 switchToWebSocket(response);
                 return false;
@@ -420,7 +428,11 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamPolicy = null;
         Channel down = ctx.channel();
         ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        WebSocketRelay.start(audit, down, up);
+        WebSocketInspection inspection = "inspect".equals(request.websocket())
+                ? new WebSocketInspection(audit, request.policy().redaction(),
+                        request.policy().limits().maxWebsocketMessageBytes())
+                : null;
+        WebSocketRelay.start(audit, down, up, inspection);
         // Upstream: the response relay and the HTTP codec go; what the codec still holds reaches the relay.
         ChannelPipeline upPipeline = up.pipeline();
         for (String name : new String[] {"response", "codec"}) {

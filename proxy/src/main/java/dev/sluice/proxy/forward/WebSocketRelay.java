@@ -9,6 +9,10 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
@@ -34,12 +38,14 @@ final class WebSocketRelay {
     private final AuditEvent audit;
     private final Channel downstream;
     private final Channel upstream;
+    private final WebSocketInspection inspection;
     private boolean ended;
 
-    private WebSocketRelay(AuditEvent audit, Channel downstream, Channel upstream) {
+    private WebSocketRelay(AuditEvent audit, Channel downstream, Channel upstream, WebSocketInspection inspection) {
         this.audit = audit;
         this.downstream = downstream;
         this.upstream = upstream;
+        this.inspection = inspection;
     }
 
     /**
@@ -48,11 +54,16 @@ final class WebSocketRelay {
      * it) and turns reading on. Call on the shared event loop.
      *
      * @param audit the upgraded connection's record ({@code websocket.mode} already set), emitted once here
+     * @param inspection for {@code websocket: inspect}: the frame codecs go in first and frames pass
+     *                   through it; null to relay bytes unparsed
      */
-    static void start(AuditEvent audit, Channel downstream, Channel upstream) {
-        WebSocketRelay relay = new WebSocketRelay(audit, downstream, upstream);
-        downstream.pipeline().addLast(NAME, relay.new Side(upstream));
-        upstream.pipeline().addLast(NAME, relay.new Side(downstream));
+    static void start(AuditEvent audit, Channel downstream, Channel upstream, WebSocketInspection inspection) {
+        WebSocketRelay relay = new WebSocketRelay(audit, downstream, upstream, inspection);
+        if (inspection != null) {
+            inspection.installCodecs(downstream, upstream);
+        }
+        downstream.pipeline().addLast(NAME, relay.new Side(upstream, true));
+        upstream.pipeline().addLast(NAME, relay.new Side(downstream, false));
         downstream.closeFuture().addListener(f -> relay.end(null));
         upstream.closeFuture().addListener(f -> relay.end(null));
     }
@@ -61,6 +72,19 @@ final class WebSocketRelay {
     static void read(Channel downstream, Channel upstream) {
         Reads.setAutoRead(downstream, upstream.isWritable());
         Reads.setAutoRead(upstream, downstream.isWritable());
+    }
+
+    /** Ends an inspected connection: a close frame with {@code status} to both sides, then {@link #end}. */
+    private void fail(WebSocketCloseStatus status, String error) {
+        if (ended) {
+            return;
+        }
+        for (Channel ch : new Channel[] {downstream, upstream}) {
+            if (ch.isActive()) {
+                ch.write(new CloseWebSocketFrame(status));
+            }
+        }
+        end(error);
     }
 
     /** Writes the record (once) and closes both sides after what is queued is flushed. */
@@ -84,19 +108,35 @@ final class WebSocketRelay {
     private final class Side extends ChannelInboundHandlerAdapter {
 
         private final Channel peer;
+        private final boolean fromClient;
 
-        Side(Channel peer) {
+        Side(Channel peer, boolean fromClient) {
             this.peer = peer;
+            this.fromClient = fromClient;
         }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (!(msg instanceof ByteBuf buf) || ended || !peer.isActive()) {
+            boolean relayed = inspection == null ? msg instanceof ByteBuf : msg instanceof WebSocketFrame;
+            if (!relayed || ended || !peer.isActive()) {
                 // The HTTP decoder's empty last content of the 101, or bytes after the end.
                 ReferenceCountUtil.release(msg);
                 return;
             }
-            peer.write(buf).addListener((ChannelFutureListener) f -> {
+            Object out = msg;
+            if (inspection != null) {
+                WebSocketInspection.Outcome outcome = fromClient ? inspection.fromClient((WebSocketFrame) msg)
+                        : inspection.fromOrigin((WebSocketFrame) msg);
+                if (outcome.close() != null) {
+                    fail(outcome.close(), outcome.error());
+                    return;
+                }
+                if (outcome.send() == null) {
+                    return;
+                }
+                out = outcome.send();
+            }
+            peer.write(out).addListener((ChannelFutureListener) f -> {
                 if (!f.isSuccess()) {
                     end("write failed: " + f.cause().getClass().getSimpleName());
                 }
@@ -140,6 +180,18 @@ final class WebSocketRelay {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             log.debug("websocket channel {} failed: {}", ctx.channel(), cause.toString());
+            if (cause instanceof CorruptedWebSocketFrameException corrupt) {
+                // The frame decoder already sent its close frame on this leg; the other leg gets the same.
+                WebSocketCloseStatus status = corrupt.closeStatus();
+                String error = status.code() == WebSocketCloseStatus.MESSAGE_TOO_BIG.code()
+                        ? "websocket message over limits.max_websocket_message"
+                        : "websocket protocol error: " + corrupt.getMessage();
+                if (!ended && peer.isActive()) {
+                    peer.write(new CloseWebSocketFrame(status));
+                }
+                end(error);
+                return;
+            }
             end(cause instanceof IOException ? "connection reset" : cause.getClass().getSimpleName());
         }
     }

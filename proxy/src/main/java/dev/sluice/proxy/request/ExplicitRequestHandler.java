@@ -85,7 +85,7 @@ import java.util.Optional;
  *       {@code TLS/1.0}, an unknown token, {@code upgrade} named in {@code Connection} alone);
  *       nothing is forwarded</td></tr>
  *   <tr><td>403 websocket_refused</td><td>a WebSocket handshake to an intercepted host whose
- *       {@code websocket} is {@code refuse} (or {@code inspect}, not available yet)</td></tr>
+ *       {@code websocket} is {@code refuse}</td></tr>
  *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
  * </table>
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
@@ -412,15 +412,12 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             }
             Optional<InspectedHost> inspected = front.intercepted(policy);
             WebSocketMode mode = inspected.map(InspectedHost::websocket).orElse(null);
-            if (mode == WebSocketMode.REFUSE || mode == WebSocketMode.INSPECT) {
-                // inspect: the frame-level redactor is not built yet; relaying unread frames to a host
-                // whose traffic must be inspected would bypass it, so the upgrade fails closed.
+            if (mode == WebSocketMode.REFUSE) {
                 refuse(ctx, request, audit, Decision.deny(Reason.WEBSOCKET_REFUSED, RULE_WEBSOCKET), false,
-                        mode == WebSocketMode.REFUSE ? "inspect." + inspected.get().host() + ".websocket: refuse"
-                                : "inspect." + inspected.get().host() + ".websocket: inspect is not available");
+                        "inspect." + inspected.get().host() + ".websocket: refuse");
                 return;
             }
-            websocket = mode == null ? "plain" : "relay";
+            websocket = mode == null ? "plain" : mode.label();
         }
 
         if (connect) {
@@ -449,6 +446,10 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         }
         if (websocket != null) {
             WebSocketUpgrade.restore(request.headers(), headers);
+            if (websocket.equals("inspect")) {
+                // Sluice reads the frames itself: no extension (permessage-deflate) is negotiated.
+                headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            }
         }
         state = State.FORWARDING;
         ForwardRequest forward = new ForwardRequest(upstream, httpTarget, decision, policy, audit,

@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
  * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
- * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
+ * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB, max_websocket_message 16 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
  * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
  * port.
  */
@@ -88,7 +88,7 @@ public final class PolicyLoader {
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
-            "egress_budget_window");
+            "egress_budget_window", "max_websocket_message");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
 
     /**
@@ -840,7 +840,10 @@ public final class PolicyLoader {
                     d.egressBudgetWindow());
             long buffered = size(value(m, "max_buffered_body"), "limits.max_buffered_body", d.maxBufferedBodyBytes(),
                     Integer.MAX_VALUE);
-            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered);
+            long websocket = size(value(m, "max_websocket_message"), "limits.max_websocket_message",
+                    d.maxWebsocketMessageBytes(), Integer.MAX_VALUE);
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered,
+                    (int) websocket);
         }
 
         AuditSettings audit(Node node) {
