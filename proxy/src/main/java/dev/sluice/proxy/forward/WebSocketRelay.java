@@ -5,6 +5,7 @@ import dev.sluice.proxy.core.Reads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -96,10 +97,20 @@ final class WebSocketRelay {
         if (error != null && audit.errorOrNull() == null) {
             audit.error(error);
         }
-        for (Channel ch : new Channel[] {downstream, upstream}) {
-            if (ch.isActive()) {
-                ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-            }
+        // The upstream leg is flushed before the downstream one closes: closing an intercepted tunnel's
+        // downstream closes its upstream too, which would drop what is still queued there.
+        ChannelFuture up = upstream.isActive() ? upstream.writeAndFlush(Unpooled.EMPTY_BUFFER) : null;
+        if (up != null) {
+            up.addListener(ChannelFutureListener.CLOSE);
+        }
+        if (downstream.isActive()) {
+            downstream.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> {
+                if (up == null) {
+                    downstream.close();
+                } else {
+                    up.addListener(g -> downstream.close());
+                }
+            });
         }
         audit.emit();
     }

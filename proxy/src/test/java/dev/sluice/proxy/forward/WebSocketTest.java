@@ -136,16 +136,114 @@ class WebSocketTest {
     // ---- intercepted host (wss://) -------------------------------------------------------------
 
     private void startIntercepted(String websocketKey) throws Exception {
+        startIntercepted("{ redact: false" + (websocketKey == null ? "" : ", websocket: " + websocketKey) + " }", "");
+    }
+
+    private void startIntercepted(String entry, String more) throws Exception {
         TestTls tls = TestTls.create(dir.resolve("origin-tls"), HOST);
         origin = NodeOrigin.start(tls);
         sluice = SluiceFixture.start(policy(origin.port, """
                 inspect:
-                  %s: { redact: false%s }
+                  %s: %s
                 tls:
                   extra_trust:
                     - "%s"
-                """.formatted(HOST, websocketKey == null ? "" : ", websocket: " + websocketKey,
-                tls.caPem().toAbsolutePath())));
+                """.formatted(HOST, entry, tls.caPem().toAbsolutePath()) + more));
+    }
+
+    /** A made-up key of the OpenAI shape (never a real one), as the detector tests build it. */
+    private static String openAiKey() {
+        String urlsafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+        java.util.Random random = new java.util.Random(7);
+        StringBuilder b = new StringBuilder("sk-").append("proj-");
+        for (int i = 0; i < 74; i++) {
+            b.append(urlsafe.charAt(random.nextInt(urlsafe.length())));
+        }
+        b.append("T3Blbk").append("FJ");
+        for (int i = 0; i < 74; i++) {
+            b.append(urlsafe.charAt(random.nextInt(urlsafe.length())));
+        }
+        return b.toString();
+    }
+
+    /** Collects whole text messages and the close code of a java.net.http WebSocket. */
+    private static final class Collector implements WebSocket.Listener {
+        final List<String> messages = new CopyOnWriteArrayList<>();
+        final CompletableFuture<Integer> closed = new CompletableFuture<>();
+        private final StringBuilder partial = new StringBuilder();
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            partial.append(data);
+            if (last) {
+                messages.add(partial.toString());
+                partial.setLength(0);
+            }
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            closed.complete(statusCode);
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            closed.completeExceptionally(error);
+        }
+    }
+
+    @Test
+    void inspectModeRedactsAKeySplitAcrossFragmentsOfAClientTextMessage() throws Exception {
+        startIntercepted("{}", "");
+        String key = openAiKey();
+        String message = "{\"type\":\"response.create\",\"input\":\"my key is " + key + " ok\"}";
+        int split = message.indexOf(key) + key.length() / 2;
+        Collector collector = new Collector();
+        WebSocket ws = openJavaWebSocket(collector).get(20, TimeUnit.SECONDS);
+        ws.sendText(message.substring(0, split), false).get(10, TimeUnit.SECONDS);
+        ws.sendText(message.substring(split), true).get(10, TimeUnit.SECONDS);
+        List<String> seen = origin.received();
+        assertThat(seen).singleElement().satisfies(text -> {
+            assertThat(text).doesNotContain(key).doesNotContain("T3Blbk" + "FJ");
+            assertThat(text).contains("[REDACTED:openai-api-key]").startsWith("{\"type\":\"response.create\"");
+            assertThat(JSON.readTree(text).path("input").asText()).startsWith("my key is ");
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !collector.messages.isEmpty());
+        assertThat(collector.messages.get(0)).startsWith("echo:").doesNotContain(key);
+        ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye").get(10, TimeUnit.SECONDS);
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("websocket.mode").asText()).isEqualTo("inspect");
+        assertThat(record.path("websocket.messages_sent").asLong()).isEqualTo(1);
+        assertThat(record.path("websocket.messages_received").asLong()).isEqualTo(1);
+        assertThat(record.path("redactions").path("openai-api-key").asLong()).isEqualTo(1);
+        assertThat(record.toString()).doesNotContain(key);
+    }
+
+    @Test
+    void aClientMessageOverMaxWebsocketMessageClosesBothLegsWith1009() throws Exception {
+        startIntercepted("{}", """
+                limits:
+                  max_websocket_message: 1KiB
+                """);
+        Collector collector = new Collector();
+        WebSocket ws = openJavaWebSocket(collector).get(20, TimeUnit.SECONDS);
+        ws.sendText("small", true).get(10, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(10)).until(() -> collector.messages.contains("echo:small"));
+        String part = "x".repeat(700);
+        ws.sendText(part, false).get(10, TimeUnit.SECONDS);
+        ws.sendText(part, true).get(10, TimeUnit.SECONDS);
+        assertThat(collector.closed.get(10, TimeUnit.SECONDS)).isEqualTo(1009);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(origin.events.toString())
+                .contains("{\"close\":1009}"));
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("error").asText()).contains("max_websocket_message");
+        assertThat(record.path("websocket.messages_sent").asLong()).isEqualTo(1);
+        assertThat(origin.received()).containsExactly("small");
     }
 
     private CompletableFuture<WebSocket> openJavaWebSocket(WebSocket.Listener listener) throws Exception {
