@@ -178,7 +178,7 @@ class UpgradeTest {
     }
 
     @Test
-    void javaWebSocketClientInsideAnInterceptedTunnelWithRedactionIsRefusedUntilInspectionIsBuilt() throws Exception {
+    void javaWebSocketClientInsideAnInterceptedTunnelGetsTheOriginsAnswerWhenItDoesNotSwitch() throws Exception {
         HttpClient client = HttpClient.newBuilder()
                 .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", sluice.port())))
                 .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
@@ -192,15 +192,19 @@ class UpgradeTest {
         Throwable cause = failure instanceof CompletionException || failure.getCause() != null
                 ? failure.getCause() : failure;
         assertThat(cause).isInstanceOf(WebSocketHandshakeException.class);
+        // inspect: {} means websocket: inspect; WireMock speaks no WebSocket and answers 200, which is relayed.
         WebSocketHandshakeException handshake = (WebSocketHandshakeException) cause;
-        // inspect: {} means redact: true, so websocket: inspect by default, which fails closed for now.
-        assertThat(handshake.getResponse().statusCode()).isEqualTo(403);
-        assertThat(handshake.getResponse().headers().firstValue("X-Sluice-Reason")).hasValue("websocket_refused");
+        assertThat(handshake.getResponse().statusCode()).isEqualTo(200);
 
         JsonNode record = awaitRecord("/v1/realtime");
         assertThat(record.path("tls.mode").asText()).isEqualTo("intercept");
-        assertThat(record.path("reason").asText()).isEqualTo("websocket_refused");
-        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(403);
-        assertThat(tlsOrigin.server().getAllServeEvents()).noneMatch(e -> e.getRequest().getUrl().equals("/v1/realtime"));
+        assertThat(record.path("decision").asText()).isEqualTo("allow");
+        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(200);
+        assertThat(record.has("websocket.mode")).isFalse();
+        assertThat(tlsOrigin.server().getAllServeEvents()).anySatisfy(e -> {
+            assertThat(e.getRequest().getUrl()).isEqualTo("/v1/realtime");
+            assertThat(e.getRequest().getHeader("Upgrade")).isEqualTo("websocket");
+            assertThat(e.getRequest().containsHeader("Sec-WebSocket-Extensions")).isFalse();
+        });
     }
 }
