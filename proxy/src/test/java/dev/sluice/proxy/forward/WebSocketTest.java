@@ -297,6 +297,44 @@ class WebSocketTest {
         assertThat(origin.opened()).isEmpty();
     }
 
+    /** Runs proxy/src/test/node/ws-client.js through Sluice and returns its JSON lines. */
+    private List<JsonNode> nodeClient(String url, String... fragments) throws Exception {
+        Path nodeDir = Path.of("src/test/node").toAbsolutePath();
+        List<String> command = new java.util.ArrayList<>(List.of("node", nodeDir.resolve("ws-client.js").toString(),
+                "127.0.0.1", String.valueOf(sluice.port()), url));
+        command.addAll(List.of(fragments));
+        ProcessBuilder builder = new ProcessBuilder(command).directory(nodeDir.toFile())
+                .redirectError(ProcessBuilder.Redirect.INHERIT);
+        builder.environment().put("NODE_EXTRA_CA_CERTS", sluice.dataDir().resolve("ca.crt.pem").toString());
+        Process p = builder.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        List<JsonNode> lines = new java.util.ArrayList<>();
+        for (String line : out.split("\n")) {
+            if (!line.isBlank()) {
+                lines.add(JSON.readTree(line));
+            }
+        }
+        return lines;
+    }
+
+    @Test
+    void nodesWsClientThroughAConnectTunnelHasItsFragmentedKeyRedactedInInspectMode() throws Exception {
+        startIntercepted("{}", "");
+        String key = openAiKey();
+        int half = key.length() / 2;
+        List<JsonNode> lines = nodeClient("wss://" + HOST + ":" + origin.port + "/chat/node",
+                "token " + key.substring(0, half), key.substring(half) + " end");
+        assertThat(lines.toString()).contains("\"open\"").doesNotContain(key);
+        assertThat(lines).anySatisfy(l -> assertThat(l.path("text").asText()).startsWith("echo:token [REDACTED:"));
+        assertThat(origin.received()).singleElement().satisfies(text ->
+                assertThat(text).isEqualTo("token [REDACTED:openai-api-key] end"));
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("websocket.mode").asText()).isEqualTo("inspect");
+        assertThat(record.path("redactions").path("openai-api-key").asLong()).isEqualTo(1);
+    }
+
     // ---- helpers ---------------------------------------------------------------------------------
 
     private static String handshake(Socket socket, String target, String upgrade) throws IOException {
