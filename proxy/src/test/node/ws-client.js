@@ -26,7 +26,7 @@ class ConnectAgent extends https.Agent {
   }
 }
 
-const ws = new WebSocket(url, { agent: new ConnectAgent(), perMessageDeflate: true });
+const ws = new WebSocket(url, { agent: new ConnectAgent(), perMessageDeflate: { threshold: 0 } });
 ws.on('open', () => {
   console.log(JSON.stringify({ open: url, extensions: ws.extensions }));
   fragments.forEach((part, i) => ws.send(part, { fin: i === fragments.length - 1 }));

@@ -99,6 +99,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private Policy upstreamPolicy;
 
     private ForwardRequest current;
+    /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
+    private String clientExtensions;
     private boolean dialing;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private boolean requestComplete;
@@ -179,6 +181,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private void start(ForwardRequest request) {
         current = request;
+        clientExtensions = null;
+        if ("inspect".equals(request.websocket())) {
+            // Sluice reads the frames: each leg negotiates its own extensions (only permessage-deflate).
+            io.netty.handler.codec.http.HttpHeaders headers = request.request().headers();
+            clientExtensions = headers.get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            if (WebSocketDeflate.offered(clientExtensions)) {
+                headers.set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS, WebSocketDeflate.upstreamOffer());
+            }
+        }
         requestComplete = false;
         responseStarted = false;
         interimResponse = false;
@@ -352,15 +364,21 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             String key = current.websocket() == null ? null
                     : current.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
             boolean inspect = "inspect".equals(current.websocket());
-            if (key != null && inspect && response.headers().contains(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS)) {
-                // None was offered (inspection drops the client's offer): frames Sluice cannot read.
-                ReferenceCountUtil.release(response);
-                audit.error("upstream accepted a websocket extension that was not offered");
-                abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
-                return false;
+            io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate = null;
+            String answered = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            if (key != null && inspect && answered != null) {
+                originDeflate = WebSocketDeflate.offered(clientExtensions) ? WebSocketDeflate.acceptOriginAnswer(
+                        answered, current.policy().limits().maxWebsocketMessageBytes()) : null;
+                if (originDeflate == null) {
+                    // Not what Sluice offered: frames it could not read.
+                    ReferenceCountUtil.release(response);
+                    audit.error("upstream accepted a websocket extension Sluice did not offer");
+                    abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+                    return false;
+                }
             }
             if (key != null && WebSocketUpgrade.accepts(response, key)) {
-                switchToWebSocket(response);
+                switchToWebSocket(response, originDeflate);
                 return false;
             }
             // Sluice forwards no other upgrade, so no origin may switch protocols otherwise; nor accept a
@@ -409,7 +427,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * become a {@link WebSocketRelay}; the exchange's record becomes the upgraded connection's, written
      * when it ends.
      */
-    private void switchToWebSocket(HttpResponse response) {
+    private void switchToWebSocket(HttpResponse response,
+                                   io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate) {
         ForwardRequest request = current;
         current = null;
         responseStarted = true;
@@ -421,6 +440,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         answer.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
         WebSocketUpgrade.copyWebSocketFields(response.headers(), answer.headers());
         ReferenceCountUtil.release(response);
+        boolean inspect = "inspect".equals(request.websocket());
+        int maxMessage = request.policy().limits().maxWebsocketMessageBytes();
+        io.netty.handler.codec.http.websocketx.extensions.WebSocketServerExtension clientDeflate = null;
+        if (inspect) {
+            answer.headers().remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            clientDeflate = WebSocketDeflate.acceptClientOffer(clientExtensions, maxMessage);
+            if (clientDeflate != null) {
+                answer.headers().set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS,
+                        WebSocketDeflate.render(clientDeflate.newReponseData()));
+            }
+        }
         Channel up = upstream;
         upstream = null;
         upstreamCounter = null;
@@ -428,9 +458,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamPolicy = null;
         Channel down = ctx.channel();
         ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        WebSocketInspection inspection = "inspect".equals(request.websocket())
-                ? new WebSocketInspection(audit, request.policy().redaction(),
-                        request.policy().limits().maxWebsocketMessageBytes())
+        WebSocketInspection inspection = inspect
+                ? new WebSocketInspection(audit, request.policy().redaction(), maxMessage, clientDeflate, originDeflate)
                 : null;
         WebSocketRelay.start(audit, down, up, inspection);
         // Upstream: the response relay and the HTTP codec go; what the codec still holds reaches the relay.

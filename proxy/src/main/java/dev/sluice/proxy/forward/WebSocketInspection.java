@@ -19,13 +19,15 @@ import io.netty.handler.codec.http.websocketx.WebSocket13FrameEncoder;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.handler.codec.http.websocketx.extensions.WebSocketExtension;
 import java.io.ByteArrayOutputStream;
 
 /**
  * {@code websocket: inspect} on an intercepted host: the frames of both legs are parsed with Netty's
  * RFC 6455 codecs ({@link WebSocket13FrameDecoder} / {@link WebSocket13FrameEncoder}; frames from the
- * client must be masked, frames to the origin are masked anew) and no extension is negotiated (the
- * request phase drops {@code Sec-WebSocket-Extensions}, so permessage-deflate is never on).
+ * client must be masked, frames to the origin are masked anew). permessage-deflate (RFC 7692) is
+ * negotiated on each leg on its own ({@link WebSocketDeflate}) and undone with Netty's extension
+ * decoders before anything is scanned, redone by its encoders after; no other extension is.
  *
  * <p>Client → origin: a text message (all its fragments, RFC 6455 section 5.4) is reassembled up to
  * {@code limits.max_websocket_message} bytes and put whole through the policy's redactor (the same
@@ -44,6 +46,9 @@ final class WebSocketInspection {
     /** Pipeline names of the frame codecs. */
     static final String ENCODER = "ws-encoder";
     static final String DECODER = "ws-decoder";
+    /** Pipeline names of a leg's permessage-deflate decoder and encoder. */
+    static final String INFLATE = "ws-inflate";
+    static final String DEFLATE = "ws-deflate";
 
     private final AuditEvent audit;
     private final RedactionSettings settings;
@@ -56,32 +61,55 @@ final class WebSocketInspection {
     private StreamingRedactor originScan;
     private boolean originInMessage;
 
-    WebSocketInspection(AuditEvent audit, RedactionSettings settings, int maxMessage) {
+    private final WebSocketExtension clientDeflate;
+    private final WebSocketExtension originDeflate;
+
+    /**
+     * @param settings the policy's redaction settings, or null (messages are then only counted)
+     * @param maxMessage {@code limits.max_websocket_message}, in bytes
+     * @param clientDeflate permessage-deflate negotiated with the client, or null
+     * @param originDeflate permessage-deflate negotiated with the origin, or null
+     */
+    WebSocketInspection(AuditEvent audit, RedactionSettings settings, int maxMessage, WebSocketExtension clientDeflate,
+                        WebSocketExtension originDeflate) {
         this.audit = audit;
         this.settings = settings;
         this.maxMessage = maxMessage;
+        this.clientDeflate = clientDeflate;
+        this.originDeflate = originDeflate;
     }
 
-    /** Adds the frame codecs last in both pipelines (before the relay handler, which goes after them). */
+    /**
+     * Adds the frame codecs (and a leg's permessage-deflate encoder and decoder, RFC 7692) last in both
+     * pipelines; the relay handler goes after them.
+     */
     void installCodecs(Channel downstream, Channel upstream) {
-        add(downstream.pipeline(), new WebSocket13FrameEncoder(false), decoder(true));
-        add(upstream.pipeline(), new WebSocket13FrameEncoder(true), decoder(false));
+        add(downstream.pipeline(), new WebSocket13FrameEncoder(false), decoder(true, clientDeflate != null),
+                clientDeflate);
+        add(upstream.pipeline(), new WebSocket13FrameEncoder(true), decoder(false, originDeflate != null),
+                originDeflate);
     }
 
-    private WebSocket13FrameDecoder decoder(boolean fromClient) {
+    private WebSocket13FrameDecoder decoder(boolean fromClient, boolean extensions) {
         return new WebSocket13FrameDecoder(WebSocketDecoderConfig.newBuilder()
                 .expectMaskedFrames(fromClient)
                 .allowMaskMismatch(false)
-                .allowExtensions(false)
+                .allowExtensions(extensions)
                 .maxFramePayloadLength(maxMessage)
                 .closeOnProtocolViolation(true)
                 .build());
     }
 
-    private static void add(ChannelPipeline p, WebSocket13FrameEncoder encoder, WebSocket13FrameDecoder decoder) {
+    private static void add(ChannelPipeline p, WebSocket13FrameEncoder encoder, WebSocket13FrameDecoder decoder,
+                            WebSocketExtension deflate) {
         // The encoder sits nearer the socket than the decoder, so the decoder's own close frame is encoded.
         p.addLast(ENCODER, encoder);
         p.addLast(DECODER, decoder);
+        if (deflate != null) {
+            // Inbound: frame decoder, then inflate; outbound: deflate, then the frame encoder.
+            p.addLast(INFLATE, deflate.newExtensionDecoder());
+            p.addLast(DEFLATE, deflate.newExtensionEncoder());
+        }
     }
 
     /** What to do with a frame: pass it (possibly another one), or end with a close status. */

@@ -191,6 +191,12 @@ final class WebSocketRelay {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             log.debug("websocket channel {} failed: {}", ctx.channel(), cause.toString());
+            if (inspection != null && cause instanceof io.netty.handler.codec.compression.DecompressionException) {
+                // permessage-deflate inflated past limits.max_websocket_message (or a broken stream).
+                fail(WebSocketCloseStatus.MESSAGE_TOO_BIG,
+                        "websocket message over limits.max_websocket_message once inflated: " + cause.getMessage());
+                return;
+            }
             if (cause instanceof CorruptedWebSocketFrameException corrupt) {
                 // The frame decoder already sent its close frame on this leg; the other leg gets the same.
                 WebSocketCloseStatus status = corrupt.closeStatus();

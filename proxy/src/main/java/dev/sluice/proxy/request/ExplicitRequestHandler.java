@@ -446,10 +446,6 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         }
         if (websocket != null) {
             WebSocketUpgrade.restore(request.headers(), headers);
-            if (websocket.equals("inspect")) {
-                // Sluice reads the frames itself: no extension (permessage-deflate) is negotiated.
-                headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
-            }
         }
         state = State.FORWARDING;
         ForwardRequest forward = new ForwardRequest(upstream, httpTarget, decision, policy, audit,

@@ -140,8 +140,12 @@ class WebSocketTest {
     }
 
     private void startIntercepted(String entry, String more) throws Exception {
+        startIntercepted(entry, more, false);
+    }
+
+    private void startIntercepted(String entry, String more, boolean deflate) throws Exception {
         TestTls tls = TestTls.create(dir.resolve("origin-tls"), HOST);
-        origin = NodeOrigin.start(tls);
+        origin = NodeOrigin.start(tls, deflate);
         sluice = SluiceFixture.start(policy(origin.port, """
                 inspect:
                   %s: %s
@@ -335,6 +339,28 @@ class WebSocketTest {
         assertThat(record.path("redactions").path("openai-api-key").asLong()).isEqualTo(1);
     }
 
+    @Test
+    void permessageDeflateIsNegotiatedOnBothLegsAndAKeyAcrossDeflatedFragmentsArrivesRedacted() throws Exception {
+        startIntercepted("{}", "", true);
+        String key = openAiKey();
+        int half = key.length() / 2;
+        List<JsonNode> lines = nodeClient("wss://" + HOST + ":" + origin.port + "/chat/deflate",
+                "token " + key.substring(0, half), key.substring(half) + " end");
+        JsonNode open = lines.stream().filter(l -> l.has("open")).findFirst().orElseThrow();
+        assertThat(open.path("extensions").asText()).contains("permessage-deflate");
+        assertThat(lines).anySatisfy(l -> assertThat(l.path("text").asText())
+                .isEqualTo("echo:token [REDACTED:openai-api-key] end"));
+        assertThat(origin.received()).containsExactly("token [REDACTED:openai-api-key] end");
+        JsonNode originOpen = origin.events.stream().filter(e -> e.has("open")).findFirst().orElseThrow();
+        assertThat(originOpen.path("offered").asText()).isEqualTo("permessage-deflate");
+        assertThat(originOpen.path("extensions").asText()).contains("permessage-deflate");
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("redactions").path("openai-api-key").asLong()).isEqualTo(1);
+        assertThat(record.path("websocket.messages_sent").asLong()).isEqualTo(1);
+        assertThat(record.path("websocket.messages_received").asLong()).isEqualTo(1);
+    }
+
     // ---- helpers ---------------------------------------------------------------------------------
 
     private static String handshake(Socket socket, String target, String upgrade) throws IOException {
@@ -406,6 +432,10 @@ class WebSocketTest {
         }
 
         static NodeOrigin start(TestTls tls) throws Exception {
+            return start(tls, false);
+        }
+
+        static NodeOrigin start(TestTls tls, boolean deflate) throws Exception {
             Path nodeDir = Path.of("src/test/node").toAbsolutePath();
             if (!Files.isDirectory(nodeDir.resolve("node_modules/ws"))) {
                 Process install = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
@@ -418,6 +448,9 @@ class WebSocketTest {
             if (tls != null) {
                 command.add(tls.keystore().toString());
                 command.add(tls.keystorePassword());
+                if (deflate) {
+                    command.add("deflate");
+                }
             }
             Process p = new ProcessBuilder(command).directory(nodeDir.toFile())
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
