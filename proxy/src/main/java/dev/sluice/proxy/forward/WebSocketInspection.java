@@ -96,13 +96,13 @@ final class WebSocketInspection {
                 .allowMaskMismatch(false)
                 .allowExtensions(extensions)
                 .maxFramePayloadLength(maxMessage)
-                .closeOnProtocolViolation(true)
+                .closeOnProtocolViolation(false)
                 .build());
     }
 
     private static void add(ChannelPipeline p, WebSocket13FrameEncoder encoder, WebSocket13FrameDecoder decoder,
                             WebSocketExtension deflate) {
-        // The encoder sits nearer the socket than the decoder, so the decoder's own close frame is encoded.
+        // The decoder sends no close frame itself: the relay closes both legs with its status, in order.
         p.addLast(ENCODER, encoder);
         p.addLast(DECODER, decoder);
         if (deflate != null) {

@@ -198,15 +198,11 @@ final class WebSocketRelay {
                 return;
             }
             if (cause instanceof CorruptedWebSocketFrameException corrupt) {
-                // The frame decoder already sent its close frame on this leg; the other leg gets the same.
+                // A frame over the limit (1009) or a protocol error (1002): both legs get that close code.
                 WebSocketCloseStatus status = corrupt.closeStatus();
-                String error = status.code() == WebSocketCloseStatus.MESSAGE_TOO_BIG.code()
+                fail(status, status.code() == WebSocketCloseStatus.MESSAGE_TOO_BIG.code()
                         ? "websocket message over limits.max_websocket_message"
-                        : "websocket protocol error: " + corrupt.getMessage();
-                if (!ended && peer.isActive()) {
-                    peer.write(new CloseWebSocketFrame(status));
-                }
-                end(error);
+                        : "websocket protocol error: " + corrupt.getMessage());
                 return;
             }
             end(cause instanceof IOException ? "connection reset" : cause.getClass().getSimpleName());

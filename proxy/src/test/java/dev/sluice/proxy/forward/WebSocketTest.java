@@ -361,6 +361,40 @@ class WebSocketTest {
         assertThat(record.path("websocket.messages_received").asLong()).isEqualTo(1);
     }
 
+    @Test
+    void aBinaryMessageWithAKeyClosesBothLegsWith1008UnderRedactionBinaryBlock() throws Exception {
+        startIntercepted("{}", "");
+        Collector collector = new Collector();
+        WebSocket ws = openJavaWebSocket(collector).get(20, TimeUnit.SECONDS);
+        ws.sendBinary(java.nio.ByteBuffer.wrap(("\u0000\u0001bin " + openAiKey()).getBytes(StandardCharsets.UTF_8)),
+                true).get(10, TimeUnit.SECONDS);
+        assertThat(collector.closed.get(10, TimeUnit.SECONDS)).isEqualTo(1008);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(origin.events.toString())
+                .contains("{\"close\":1008}"));
+        assertThat(origin.events).noneMatch(e -> e.has("binary"));
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("error").asText()).contains("redaction.binary");
+        assertThat(record.path("redactions").path("openai-api-key").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void aSingleFrameOverMaxWebsocketMessageClosesBothLegsWith1009() throws Exception {
+        startIntercepted("{ redact: false, websocket: inspect }", """
+                limits:
+                  max_websocket_message: 1KiB
+                """);
+        Collector collector = new Collector();
+        WebSocket ws = openJavaWebSocket(collector).get(20, TimeUnit.SECONDS);
+        ws.sendText("y".repeat(4000), true).get(10, TimeUnit.SECONDS);
+        assertThat(collector.closed.get(10, TimeUnit.SECONDS)).isEqualTo(1009);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(origin.events.toString())
+                .contains("{\"close\":1009}"));
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("error").asText()).contains("max_websocket_message");
+    }
+
     // ---- helpers ---------------------------------------------------------------------------------
 
     private static String handshake(Socket socket, String target, String upgrade) throws IOException {
