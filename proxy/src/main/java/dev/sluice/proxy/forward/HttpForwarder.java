@@ -74,6 +74,13 @@ import org.slf4j.LoggerFactory;
  * request's end and is answered 400 {@code malformed_request}. A client that half-closes mid-body
  * ({@link ExchangeControl.ClientClosedMidBody}) gets nothing more: the upstream connection and the
  * downstream connection close, and the record says {@code error: client_closed_mid_body}.
+ *
+ * <p>WebSocket (RFC 6455): a {@link ForwardRequest#websocket()} handshake whose origin answers 101 with
+ * the right {@code Sec-WebSocket-Accept} turns both connections into a {@link WebSocketRelay} (bytes,
+ * or frames through {@link WebSocketInspection} for {@code websocket: inspect}, with permessage-deflate
+ * per {@link WebSocketDeflate}); the exchange's record becomes the connection's, written when it ends.
+ * A 101 without a valid accept, or naming an extension Sluice did not offer, is 502
+ * {@code upstream_protocol_error}; any other answer is relayed as usual.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 

@@ -35,8 +35,8 @@ public final class WebSocketUpgrade {
     /**
      * Returns why {@code request} is not a WebSocket opening handshake Sluice relays, or null when it is:
      * a {@code GET} over HTTP/1.1 whose only {@code Upgrade} token is {@code websocket}, with
-     * {@code upgrade} in {@code Connection}, a {@code Sec-WebSocket-Key} of 16 bytes in base64 and
-     * {@code Sec-WebSocket-Version: 13} (RFC 6455 section 4.1).
+     * {@code upgrade} in {@code Connection}, a {@code Sec-WebSocket-Key} of 16 bytes in base64,
+     * {@code Sec-WebSocket-Version: 13} (RFC 6455 section 4.1) and no body.
      *
      * @return a short phrase for the record ({@code "not a websocket upgrade"} for h2c and the like), or null
      */
@@ -58,6 +58,10 @@ public final class WebSocketUpgrade {
         }
         if (!"13".equals(headers.get(HttpHeaderNames.SEC_WEBSOCKET_VERSION, "").trim())) {
             return "websocket upgrade with a Sec-WebSocket-Version other than 13";
+        }
+        if (headers.contains(HttpHeaderNames.TRANSFER_ENCODING)
+                || !"0".equals(headers.get(HttpHeaderNames.CONTENT_LENGTH, "0").trim())) {
+            return "websocket upgrade with a body";
         }
         return null;
     }
