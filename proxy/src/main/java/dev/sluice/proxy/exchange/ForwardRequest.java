@@ -20,20 +20,30 @@ import io.netty.handler.codec.http.HttpRequest;
  * @param downstreamKeepAlive whether the client wants the connection kept after this exchange
  * @param traffic the byte counters of this exchange's extension and destination
  * @param responseScan what looks at the response as it streams (report-mode credential scan), or null
+ * @param websocket for a WebSocket opening handshake (RFC 6455 section 4) going to the origin: the
+ *                  {@code websocket.mode} its connection gets after a {@code 101} ({@code plain} or
+ *                  {@code relay}); null for any other request
  */
 public record ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy,
                              AuditEvent audit, boolean downstreamKeepAlive, TrafficMeter traffic,
-                             ResponseScan responseScan) {
+                             ResponseScan responseScan, String websocket) {
 
     /** The same request without a response scan. */
     public ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy, AuditEvent audit,
                           boolean downstreamKeepAlive, TrafficMeter traffic) {
-        this(request, target, decision, policy, audit, downstreamKeepAlive, traffic, null);
+        this(request, target, decision, policy, audit, downstreamKeepAlive, traffic, null, null);
     }
 
     /** Returns this request with {@code scan} looking at its response. */
     public ForwardRequest withResponseScan(ResponseScan scan) {
-        return new ForwardRequest(request, target, decision, policy, audit, downstreamKeepAlive, traffic, scan);
+        return new ForwardRequest(request, target, decision, policy, audit, downstreamKeepAlive, traffic, scan,
+                websocket);
+    }
+
+    /** Returns this request as a WebSocket handshake whose connection gets {@code mode} after a 101. */
+    public ForwardRequest withWebSocket(String mode) {
+        return new ForwardRequest(request, target, decision, policy, audit, downstreamKeepAlive, traffic,
+                responseScan, mode);
     }
 
     /** Looks at a response as it streams through, without changing it. Used on the event loop. */

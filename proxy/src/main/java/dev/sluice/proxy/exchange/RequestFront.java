@@ -3,6 +3,7 @@ package dev.sluice.proxy.exchange;
 
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.InspectedHost;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.target.HttpTarget;
 import dev.sluice.rules.target.MalformedTargetException;
@@ -75,6 +76,15 @@ public interface RequestFront {
     /** Adds what this front knows to each request's audit record ({@code tls.mode}, {@code tls.sni}). */
     default void describe(AuditEvent audit) {
         audit.tlsMode("none");
+    }
+
+    /**
+     * Returns the {@code inspect} entry of the host this front's requests go to when they are
+     * intercepted (its {@code websocket} mode decides WebSocket upgrades), or empty for a plain
+     * listener: there a WebSocket upgrade is relayed as bytes ({@code websocket.mode: plain}).
+     */
+    default Optional<InspectedHost> intercepted(Policy policy) {
+        return Optional.empty();
     }
 
     /** Adds what this front knows to the record of a request that goes on to the forwarder. */

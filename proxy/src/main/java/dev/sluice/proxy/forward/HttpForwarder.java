@@ -10,6 +10,9 @@ import dev.sluice.proxy.exchange.ExchangeSequencer;
 import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.http.WebSocketUpgrade;
+import io.netty.channel.ChannelPipeline;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.tls.UpstreamTls;
@@ -79,6 +82,13 @@ import org.slf4j.LoggerFactory;
  * sends it once more on a freshly dialled connection (through the same checks) instead of answering
  * 502; one record covers both attempts. A fresh connection's failure, a request with a body, a
  * non-idempotent method or a second failure is answered as before.
+ *
+ * <p>WebSocket (RFC 6455): a {@link ForwardRequest#websocket()} handshake whose origin answers 101 with
+ * the right {@code Sec-WebSocket-Accept} turns both connections into a {@link WebSocketRelay} (bytes,
+ * or frames through {@link WebSocketInspection} for {@code websocket: inspect}, with permessage-deflate
+ * per {@link WebSocketDeflate}); the exchange's record becomes the connection's, written when it ends.
+ * A 101 without a valid accept, or naming an extension Sluice did not offer, is 502
+ * {@code upstream_protocol_error}; any other answer is relayed as usual.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
@@ -108,6 +118,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private Policy upstreamPolicy;
 
     private ForwardRequest current;
+    /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
+    private String clientExtensions;
     private boolean dialing;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private boolean requestComplete;
@@ -199,6 +211,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private void start(ForwardRequest request) {
         current = request;
+        clientExtensions = null;
+        if ("inspect".equals(request.websocket())) {
+            // Sluice reads the frames: each leg negotiates its own extensions (only permessage-deflate).
+            io.netty.handler.codec.http.HttpHeaders headers = request.request().headers();
+            clientExtensions = headers.get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            if (WebSocketDeflate.offered(clientExtensions)) {
+                headers.set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS, WebSocketDeflate.upstreamOffer());
+            }
+        }
         requestComplete = false;
         responseStarted = false;
         interimResponse = false;
@@ -385,9 +407,31 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         AuditEvent audit = current.audit();
         int code = response.status().code();
         if (code == 101) {
-            // Sluice never forwards an Upgrade, so no origin may switch protocols.
+            String key = current.websocket() == null ? null
+                    : current.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
+            boolean inspect = "inspect".equals(current.websocket());
+            io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate = null;
+            String answered = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            if (key != null && inspect && answered != null) {
+                originDeflate = WebSocketDeflate.offered(clientExtensions) ? WebSocketDeflate.acceptOriginAnswer(
+                        answered, current.policy().limits().maxWebsocketMessageBytes()) : null;
+                if (originDeflate == null) {
+                    // Not what Sluice offered: frames it could not read.
+                    ReferenceCountUtil.release(response);
+                    audit.error("upstream accepted a websocket extension Sluice did not offer");
+                    abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
+                    return false;
+                }
+            }
+            if (key != null && WebSocketUpgrade.accepts(response, key)) {
+                switchToWebSocket(response, originDeflate);
+                return false;
+            }
+            // Sluice forwards no other upgrade, so no origin may switch protocols otherwise; nor accept a
+            // WebSocket handshake it was not given.
             ReferenceCountUtil.release(response);
-            audit.error("upstream switched protocols (101) though no upgrade was asked for");
+            audit.error(key != null ? "upstream switched protocols (101) without a valid Sec-WebSocket-Accept"
+                    : "upstream switched protocols (101) though no upgrade was asked for");
             abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
             return false;
         }
@@ -422,6 +466,65 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         ctx.write(response);
         return true;
+    }
+
+    /**
+     * The origin accepted a WebSocket handshake: the 101 (its {@code Upgrade}, {@code Connection} and
+     * {@code Sec-WebSocket-*} fields only) goes to the client, then both connections leave HTTP and
+     * become a {@link WebSocketRelay}; the exchange's record becomes the upgraded connection's, written
+     * when it ends.
+     */
+    private void switchToWebSocket(HttpResponse response,
+                                   io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate) {
+        ForwardRequest request = current;
+        current = null;
+        responseStarted = true;
+        AuditEvent audit = request.audit();
+        audit.statusCode(101).websocketMode(request.websocket());
+        HttpResponse answer = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1,
+                io.netty.handler.codec.http.HttpResponseStatus.SWITCHING_PROTOCOLS);
+        answer.headers().set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
+        answer.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+        WebSocketUpgrade.copyWebSocketFields(response.headers(), answer.headers());
+        ReferenceCountUtil.release(response);
+        boolean inspect = "inspect".equals(request.websocket());
+        int maxMessage = request.policy().limits().maxWebsocketMessageBytes();
+        io.netty.handler.codec.http.websocketx.extensions.WebSocketServerExtension clientDeflate = null;
+        if (inspect) {
+            answer.headers().remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            clientDeflate = WebSocketDeflate.acceptClientOffer(clientExtensions, maxMessage);
+            if (clientDeflate != null) {
+                answer.headers().set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS,
+                        WebSocketDeflate.render(clientDeflate.newReponseData()));
+            }
+        }
+        Channel up = upstream;
+        upstream = null;
+        upstreamCounter = null;
+        upstreamAuthority = null;
+        upstreamPolicy = null;
+        Channel down = ctx.channel();
+        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        WebSocketInspection inspection = inspect
+                ? new WebSocketInspection(audit, request.policy().redaction(), maxMessage, clientDeflate, originDeflate)
+                : null;
+        WebSocketRelay.start(audit, down, up, inspection);
+        // Upstream: the response relay and the HTTP codec go; what the codec still holds reaches the relay.
+        ChannelPipeline upPipeline = up.pipeline();
+        for (String name : new String[] {"response", "codec"}) {
+            if (upPipeline.get(name) != null) {
+                upPipeline.remove(name);
+            }
+        }
+        ChannelPipeline downPipeline = down.pipeline();
+        for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
+                HttpPipeline.REDACT, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
+            if (downPipeline.get(name) != null) {
+                downPipeline.remove(name);
+            }
+        }
+        downPipeline.remove(this);
+        WebSocketRelay.read(down, up);
     }
 
     private void onResponseContent(HttpContent content) {

@@ -72,6 +72,11 @@ public record InterceptFront(String extension, Target target, String listener) i
     }
 
     @Override
+    public Optional<dev.sluice.rules.policy.InspectedHost> intercepted(Policy policy) {
+        return policy.inspected(target.host());
+    }
+
+    @Override
     public void describe(AuditEvent audit) {
         audit.tlsMode("intercept").tlsSni(target.host());
     }

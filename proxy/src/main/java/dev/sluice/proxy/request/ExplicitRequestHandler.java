@@ -14,6 +14,9 @@ import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
+import dev.sluice.proxy.http.WebSocketUpgrade;
+import dev.sluice.rules.policy.InspectedHost;
+import dev.sluice.rules.policy.WebSocketMode;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.Decider;
@@ -78,8 +81,11 @@ import java.util.Optional;
  *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
  *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
  *   <tr><td>501 upgrade_not_supported</td><td>an allowed request that asks for a protocol upgrade
- *       ({@code Upgrade}, e.g. WebSocket or h2c, or {@code upgrade} named in {@code Connection});
+ *       other than a well-formed WebSocket handshake ({@link WebSocketUpgrade#problem}: h2c,
+ *       {@code TLS/1.0}, an unknown token, {@code upgrade} named in {@code Connection} alone);
  *       nothing is forwarded</td></tr>
+ *   <tr><td>403 websocket_refused</td><td>a WebSocket handshake to an intercepted host whose
+ *       {@code websocket} is {@code refuse}</td></tr>
  *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
  * </table>
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
@@ -124,6 +130,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     /** Rule id of the refusal of a request that asks for a protocol upgrade. */
     static final String RULE_UPGRADE = BuiltinRules.HTTP_UPGRADE;
+
+    /** Rule id of the refusal of a WebSocket upgrade by an intercepted host's {@code websocket} key. */
+    static final String RULE_WEBSOCKET = BuiltinRules.INSPECT_WEBSOCKET;
 
     /** The request phase of the explicit listener ({@link ExplicitFront}). */
     public ExplicitRequestHandler(ProxyContext context) {
@@ -389,13 +398,26 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                          Extension extensionValue, Target target, HttpTarget httpTarget, boolean connect,
                          Decision decision) {
         Optional<Extension> extension = Optional.of(extensionValue);
+        String websocket = null;
         if (!connect && HopByHop.upgradeRequested(request.headers())) {
             // Never strip the upgrade and forward the rest: the origin would see a plain request and the
-            // client an answer it cannot explain.
-            String protocols = HopByHop.upgradeProtocols(request.headers());
-            refuse(ctx, request, audit, Decision.deny(Reason.UPGRADE_NOT_SUPPORTED, RULE_UPGRADE), false,
-                    "protocol upgrade" + (protocols.isEmpty() ? "" : " to " + protocols) + " is not supported");
-            return;
+            // client an answer it cannot explain. Only a WebSocket handshake goes on.
+            String problem = WebSocketUpgrade.problem(request);
+            if (problem != null) {
+                String protocols = HopByHop.upgradeProtocols(request.headers());
+                refuse(ctx, request, audit, Decision.deny(Reason.UPGRADE_NOT_SUPPORTED, RULE_UPGRADE), false,
+                        "protocol upgrade" + (protocols.isEmpty() ? "" : " to " + protocols) + " is not supported: "
+                                + problem);
+                return;
+            }
+            Optional<InspectedHost> inspected = front.intercepted(policy);
+            WebSocketMode mode = inspected.map(InspectedHost::websocket).orElse(null);
+            if (mode == WebSocketMode.REFUSE) {
+                refuse(ctx, request, audit, Decision.deny(Reason.WEBSOCKET_REFUSED, RULE_WEBSOCKET), false,
+                        "inspect." + inspected.get().host() + ".websocket: refuse");
+                return;
+            }
+            websocket = mode == null ? "plain" : mode.label();
         }
 
         if (connect) {
@@ -422,9 +444,13 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         if (HttpUtil.isTransferEncodingChunked(request)) {
             HttpUtil.setTransferEncodingChunked(upstream, true);
         }
+        if (websocket != null) {
+            WebSocketUpgrade.restore(request.headers(), headers);
+        }
         state = State.FORWARDING;
-        ctx.fireChannelRead(new ForwardRequest(upstream, httpTarget, decision, policy, audit,
-                HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision)));
+        ForwardRequest forward = new ForwardRequest(upstream, httpTarget, decision, policy, audit,
+                HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision));
+        ctx.fireChannelRead(websocket == null ? forward : forward.withWebSocket(websocket));
     }
 
     /** Fills in the target of a request refused before its target mattered (best effort, for the record). */

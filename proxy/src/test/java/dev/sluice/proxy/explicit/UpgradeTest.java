@@ -34,10 +34,12 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Protocol upgrades (RFC 9110 section 7.8) are refused with {@code 501 upgrade_not_supported} and an
- * audit line, never stripped and forwarded as a plain request: a raw WebSocket handshake and curl's h2c
- * upgrade through the explicit listener, java.net.http's WebSocket client inside an intercepted tunnel.
- * The origin sees none of these requests.
+ * Protocol upgrades (RFC 9110 section 7.8) other than a WebSocket handshake are refused with
+ * {@code 501 upgrade_not_supported} and an audit line, never stripped and forwarded as a plain request:
+ * curl's h2c upgrade, an upgrade named only in {@code Connection}; the origin sees none of these. A
+ * WebSocket handshake goes on with its fields (an origin that does not switch answers as usual;
+ * WebSocketTest covers the switch), and inside an intercepted tunnel follows the host's
+ * {@code websocket} mode.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class UpgradeTest {
@@ -97,28 +99,28 @@ class UpgradeTest {
     }
 
     @Test
-    void aWebSocketHandshakeIsRefusedAndTheConnectionServesTheNextRequest() throws Exception {
+    void aWebSocketHandshakeTheOriginDeclinesIsRelayedAsItsAnswerAndTheConnectionServesTheNextRequest()
+            throws Exception {
         try (RawHttp raw = new RawHttp(sluice.address(), 10_000)) {
-            RawHttp.Response refused = raw.send("GET http://origin.test:" + origin.port() + "/ws HTTP/1.1\r\n"
+            RawHttp.Response declined = raw.send("GET http://origin.test:" + origin.port() + "/ws HTTP/1.1\r\n"
                     + "Host: origin.test:" + origin.port() + "\r\n"
                     + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                     + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").read();
-            assertThat(refused.status()).isEqualTo(501);
-            assertThat(refused.body()).isEqualTo("sluice: upgrade_not_supported\n");
-            assertThat(refused.header("X-Sluice-Reason")).isEqualTo("upgrade_not_supported");
+            // The origin (plain HTTP, no WebSocket) answers 200: that answer, not a switch, reaches the client.
+            assertThat(declined.status()).isEqualTo(200);
 
-            // A refusal without a body keeps the connection: the next, plain request goes through.
             RawHttp.Response next = raw.send("GET http://origin.test:" + origin.port() + "/after-ws HTTP/1.1\r\n"
                     + "Host: origin.test:" + origin.port() + "\r\n\r\n").read();
             assertThat(next.status()).isEqualTo(200);
         }
         JsonNode record = awaitRecord("/ws");
-        assertThat(record.path("decision").asText()).isEqualTo("deny");
-        assertThat(record.path("reason").asText()).isEqualTo("upgrade_not_supported");
-        assertThat(record.path("rule").asText()).isEqualTo("http.upgrade");
-        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(501);
-        assertThat(record.path("error").asText()).contains("websocket");
-        assertThat(seenByOrigin("/ws")).isZero();
+        assertThat(record.path("decision").asText()).isEqualTo("allow");
+        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(200);
+        assertThat(record.has("websocket.mode")).isFalse();
+        RecordingOrigin.Seen seen = origin.requests().stream().filter(r -> r.uri().equals("/ws")).findFirst()
+                .orElseThrow();
+        assertThat(seen.header("upgrade")).isEqualTo("websocket");
+        assertThat(seen.header("sec-websocket-key")).isEqualTo("dGhlIHNhbXBsZSBub25jZQ==");
         assertThat(seenByOrigin("/after-ws")).isEqualTo(1);
     }
 
@@ -176,7 +178,7 @@ class UpgradeTest {
     }
 
     @Test
-    void javaWebSocketClientInsideAnInterceptedTunnelGetsTheRefusal() throws Exception {
+    void javaWebSocketClientInsideAnInterceptedTunnelGetsTheOriginsAnswerWhenItDoesNotSwitch() throws Exception {
         HttpClient client = HttpClient.newBuilder()
                 .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", sluice.port())))
                 .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
@@ -190,14 +192,19 @@ class UpgradeTest {
         Throwable cause = failure instanceof CompletionException || failure.getCause() != null
                 ? failure.getCause() : failure;
         assertThat(cause).isInstanceOf(WebSocketHandshakeException.class);
+        // inspect: {} means websocket: inspect; WireMock speaks no WebSocket and answers 200, which is relayed.
         WebSocketHandshakeException handshake = (WebSocketHandshakeException) cause;
-        assertThat(handshake.getResponse().statusCode()).isEqualTo(501);
-        assertThat(handshake.getResponse().headers().firstValue("X-Sluice-Reason")).hasValue("upgrade_not_supported");
+        assertThat(handshake.getResponse().statusCode()).isEqualTo(200);
 
         JsonNode record = awaitRecord("/v1/realtime");
         assertThat(record.path("tls.mode").asText()).isEqualTo("intercept");
-        assertThat(record.path("reason").asText()).isEqualTo("upgrade_not_supported");
-        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(501);
-        assertThat(tlsOrigin.server().getAllServeEvents()).noneMatch(e -> e.getRequest().getUrl().equals("/v1/realtime"));
+        assertThat(record.path("decision").asText()).isEqualTo("allow");
+        assertThat(record.path("http.response.status_code").asInt()).isEqualTo(200);
+        assertThat(record.has("websocket.mode")).isFalse();
+        assertThat(tlsOrigin.server().getAllServeEvents()).anySatisfy(e -> {
+            assertThat(e.getRequest().getUrl()).isEqualTo("/v1/realtime");
+            assertThat(e.getRequest().getHeader("Upgrade")).isEqualTo("websocket");
+            assertThat(e.getRequest().containsHeader("Sec-WebSocket-Extensions")).isFalse();
+        });
     }
 }

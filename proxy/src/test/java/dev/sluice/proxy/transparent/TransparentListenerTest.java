@@ -166,8 +166,8 @@ class TransparentListenerTest {
     @Test
     void anUpgradeOnPlainHttpIsRefusedBeforeAnythingIsDialled() throws Exception {
         // Allowed by name; without the refusal it would be dialled (and, connected directly, be a self-loop).
-        Sent sent = send(("GET /ws HTTP/1.1\r\nHost: origin.test\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        Sent sent = send(("GET /ws HTTP/1.1\r\nHost: origin.test\r\nUpgrade: h2c\r\nConnection: Upgrade, close\r\n"
+                + "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
         assertThat(sent.answer).startsWith("HTTP/1.1 501").contains("sluice: upgrade_not_supported");
         JsonNode record = awaitRecord(r -> r.get("client.port") != null && r.get("client.port").asInt() == sent.port);

@@ -50,6 +50,8 @@ public final class BuiltinRules {
     public static final String HTTP_REQUEST_TARGET = "http.request_target";
     /** An {@code Upgrade} request ({@link Reason#UPGRADE_NOT_SUPPORTED}). */
     public static final String HTTP_UPGRADE = "http.upgrade";
+    /** A WebSocket upgrade refused by an intercepted host's {@code websocket} key ({@link Reason#WEBSOCKET_REFUSED}). */
+    public static final String INSPECT_WEBSOCKET = "inspect.websocket";
     /** The audit log cannot write ({@link Reason#AUDIT_UNAVAILABLE}). */
     public static final String AUDIT = "audit";
     /** {@code limits.max_header_bytes} ({@link Reason#HEADER_TOO_LARGE}). */

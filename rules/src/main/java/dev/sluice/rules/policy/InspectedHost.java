@@ -13,8 +13,16 @@ import java.util.Objects;
  *             one of which must appear in the validated chain; empty otherwise
  * @param pinReportOnly {@code pin_mode: report}: a mismatch is logged and counted, the request passes
  * @param redact whether request bodies to this host go through the redactor
+ * @param websocket what a WebSocket upgrade to this host gets ({@code websocket} key; default
+ *                  {@link WebSocketMode#defaultFor(boolean)} of {@code redact})
  */
-public record InspectedHost(String host, PinKind pinKind, List<String> pins, boolean pinReportOnly, boolean redact) {
+public record InspectedHost(String host, PinKind pinKind, List<String> pins, boolean pinReportOnly, boolean redact,
+                            WebSocketMode websocket) {
+
+    /** An entry with the default WebSocket mode for {@code redact}. */
+    public InspectedHost(String host, PinKind pinKind, List<String> pins, boolean pinReportOnly, boolean redact) {
+        this(host, pinKind, pins, pinReportOnly, redact, WebSocketMode.defaultFor(redact));
+    }
 
     /** How an inspected host's upstream chain is pinned. */
     public enum PinKind {
@@ -29,6 +37,7 @@ public record InspectedHost(String host, PinKind pinKind, List<String> pins, boo
     public InspectedHost {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(pinKind, "pinKind");
+        Objects.requireNonNull(websocket, "websocket");
         pins = List.copyOf(pins);
     }
 }

@@ -16,13 +16,27 @@ import java.time.Duration;
  * @param maxBufferedBodyBytes largest request body, in bytes as received, that Sluice holds whole on an
  *                             inspected host before sending it on with a {@code Content-Length}
  *                             (default {@value #DEFAULT_MAX_BUFFERED_BODY_BYTES}); larger bodies stream
+ * @param maxWebsocketMessageBytes largest WebSocket message (all its fragments, RFC 6455 section 5.4) Sluice
+ *                                 reassembles to inspect, in bytes (default
+ *                                 {@value #DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES}); over it both legs close 1009
  */
 public record Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,
                      int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow,
-                     int maxBufferedBodyBytes) {
+                     int maxBufferedBodyBytes, int maxWebsocketMessageBytes) {
 
     /** Default of {@code limits.max_buffered_body}: 1 MiB. */
     public static final int DEFAULT_MAX_BUFFERED_BODY_BYTES = 1 << 20;
+
+    /** Default of {@code limits.max_websocket_message}: 16 MiB. */
+    public static final int DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES = 16 << 20;
+
+    /** The same limits with the default {@code max_websocket_message}. */
+    public Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,
+                  int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow,
+                  int maxBufferedBodyBytes) {
+        this(headerTimeout, idleTimeout, maxHeaderBytes, maxInspectedBodyBytes, maxConnectionsPerExtension,
+                egressBudgetBytes, egressBudgetWindow, maxBufferedBodyBytes, DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES);
+    }
 
     /** The same limits with the default {@code max_buffered_body} (for callers that predate it). */
     public Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,

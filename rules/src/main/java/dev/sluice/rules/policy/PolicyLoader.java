@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * accepted and ignored — a policy never loads with a part that would not be enforced.
  *
  * <p>Defaults: mode {@code enforce}; listen.proxy 127.0.0.1:3128, listen.admin 127.0.0.1:9901; limits
- * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
+ * 15s, 120s, 32768 bytes, 32 MiB, 512, max_buffered_body 1 MiB, max_websocket_message 16 MiB; redaction.binary block; audit.path {@code audit.jsonl}, audit.max_file_bytes 64 MiB, audit.keep_files 10; no resolvers (the system's);
  * an allow rule without {@code ports} allows 80 and 443, a deny rule without {@code ports} denies every
  * port.
  */
@@ -72,7 +72,7 @@ public final class PolicyLoader {
     private static final Set<String> FRAGMENT_KEYS = orderedSet("include", "groups", "extensions");
     private static final Set<String> FRAGMENT_EXTENSION_KEYS = orderedSet("allow", "groups");
     private static final Set<String> TOP_UNSUPPORTED = orderedSet();
-    private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact");
+    private static final Set<String> INSPECT_KEYS = orderedSet("pins", "pin_mode", "redact", "websocket");
     private static final Set<String> TLS_KEYS = orderedSet("extra_trust");
     private static final Set<String> UPSTREAM_PROXY_KEYS = orderedSet("https", "http", "no_proxy", "auth_file",
             "connect_by");
@@ -88,7 +88,7 @@ public final class PolicyLoader {
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
-            "egress_budget_window");
+            "egress_budget_window", "max_websocket_message");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
 
     /**
@@ -840,7 +840,10 @@ public final class PolicyLoader {
                     d.egressBudgetWindow());
             long buffered = size(value(m, "max_buffered_body"), "limits.max_buffered_body", d.maxBufferedBodyBytes(),
                     Integer.MAX_VALUE);
-            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered);
+            long websocket = size(value(m, "max_websocket_message"), "limits.max_websocket_message",
+                    d.maxWebsocketMessageBytes(), Integer.MAX_VALUE);
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered,
+                    (int) websocket);
         }
 
         AuditSettings audit(Node node) {
@@ -914,6 +917,7 @@ public final class PolicyLoader {
                 List<String> pins = new ArrayList<>();
                 boolean report = false;
                 boolean redact = true;
+                WebSocketMode websocket = null;
                 if (!isNull(e.value())) {
                     MapNode entry = map(e.value(), path);
                     if (entry == null) {
@@ -961,9 +965,23 @@ public final class PolicyLoader {
                             error(redactNode.loc(), path + ".redact: " + show(redactNode) + " (expected: true or false)");
                         }
                     }
+                    Node websocketNode = value(entry, "websocket");
+                    if (websocketNode != null) {
+                        String text = string(websocketNode, path + ".websocket");
+                        if (text != null) {
+                            switch (text) {
+                                case "refuse" -> websocket = WebSocketMode.REFUSE;
+                                case "relay" -> websocket = WebSocketMode.RELAY;
+                                case "inspect" -> websocket = WebSocketMode.INSPECT;
+                                default -> error(websocketNode.loc(), path + ".websocket: " + text
+                                        + " (expected: refuse, relay or inspect)");
+                            }
+                        }
+                    }
                 }
                 if (host != null) {
-                    hosts.put(host, new InspectedHost(host, kind, pins, report, redact));
+                    hosts.put(host, new InspectedHost(host, kind, pins, report, redact,
+                            websocket != null ? websocket : WebSocketMode.defaultFor(redact)));
                 }
             }
             return hosts;

@@ -475,4 +475,28 @@ class PolicyLoaderTest {
         assertThat(policy.inspected("example.com")).isEmpty();
         assertThat(policy.tls().extraTrust()).containsExactly(java.nio.file.Path.of("corp-root.pem"));
     }
+
+    @org.junit.jupiter.api.Test
+    void inspectWebsocketModeDefaultsByRedactAndIsValidatedWithFileAndLine() throws Exception {
+        Policy policy = PolicyLoader.parse("""
+                version: 1
+                inspect:
+                  a.test: {}
+                  b.test: { redact: false }
+                  c.test: { websocket: refuse }
+                  d.test: { redact: false, websocket: inspect }
+                """, "p.yaml");
+        assertThat(policy.inspected("a.test").orElseThrow().websocket()).isEqualTo(WebSocketMode.INSPECT);
+        assertThat(policy.inspected("b.test").orElseThrow().websocket()).isEqualTo(WebSocketMode.RELAY);
+        assertThat(policy.inspected("c.test").orElseThrow().websocket()).isEqualTo(WebSocketMode.REFUSE);
+        assertThat(policy.inspected("d.test").orElseThrow().websocket()).isEqualTo(WebSocketMode.INSPECT);
+        assertThat(errors("""
+                version: 1
+                inspect:
+                  a.test: { websocket: tunnel }
+                  b.test: { websocket: 1 }
+                """)).containsExactly(
+                "p.yaml:3:24: inspect.a.test.websocket: tunnel (expected: refuse, relay or inspect)",
+                "p.yaml:4:24: inspect.b.test.websocket: 1 (expected: a string)");
+    }
 }
