@@ -39,12 +39,16 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   tls-peek Peek: the first byte must start a TLS handshake record, else close (not_http_or_tls)
  *   sni      SniHandler → SslHandler with the host's leaf; the SNI must equal the CONNECT host
- *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
+ *            (else close: sni_mismatch, or no_sni); ALPN offers h2 and http/1.1
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
  *   forward  HttpForwarder with TLS
  * </pre>
+ * When the handshake chose {@code h2}, the HTTP/1.1 handlers give way to {@link H2Interception}: each
+ * stream's child channel runs the same request, redact and forward phases (one audit record per
+ * stream, each stream's forwarder dialling its own upstream connection); the connection the CONNECT
+ * dialled is closed unused.
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
  * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
  * record; the tunnel's record (handshake bytes, SNI, errors) is written when the connection closes.
@@ -92,6 +96,32 @@ public final class Interception {
         p.addAfter("sni", "gate", gate);
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
                 new RedactionPhase(inspected.redact()), forwarder);
+        gate.h2 = () -> {
+            for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
+                    HttpPipeline.REDACT, HttpPipeline.FORWARD)) {
+                if (p.get(name) != null) {
+                    p.remove(name);
+                }
+            }
+            // Every stream dials its own upstream connection (RFC 9113 streams to an HTTP/1.1 origin).
+            upstream.close();
+            H2Interception.install(p, "gate", policy.limits().maxHeaderBytes(),
+                    (pipeline, after) -> HttpPipeline.installPhases(pipeline, after,
+                            new ExplicitRequestHandler(context, front), new RedactionPhase(inspected.redact()),
+                            new HttpForwarder(context, tls::installUpstream)),
+                    () -> {
+                        AuditEvent stream = new AuditEvent(context.audit(), context.clock())
+                                .listener(listener)
+                                .extension(extension)
+                                .scheme("https")
+                                .server(target.host(), target.port());
+                        if (downstream.remoteAddress() instanceof java.net.InetSocketAddress client) {
+                            stream.client(client);
+                        }
+                        front.describe(stream);
+                        return stream;
+                    }, tunnelAudit);
+        };
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
@@ -140,9 +170,9 @@ public final class Interception {
 
     /**
      * The SNI step, which first reads the ClientHello's ALPN offer (RFC 7301): a client that offers
-     * protocols but not {@code http/1.1} (an h2-only client) gets the fatal {@code no_application_protocol}
+     * protocols but neither {@code h2} nor {@code http/1.1} gets the fatal {@code no_application_protocol}
      * alert and the tunnel ends with reason {@code no_application_protocol}; a ClientHello without ALPN,
-     * or with {@code http/1.1} among its protocols, goes on to the SNI check and the handshake.
+     * or with {@code h2} or {@code http/1.1} among its protocols, goes on to the SNI check and the handshake.
      */
     private static final class InterceptSni extends SniHandler {
         private final Gate gate;
@@ -159,9 +189,10 @@ public final class Interception {
                 throws Exception {
             if (clientHello != null) {
                 java.util.Optional<List<String>> offered = AlpnOffer.offered(clientHello);
-                if (offered.isPresent() && !offered.get().contains(ApplicationProtocolNames.HTTP_1_1)) {
+                if (offered.isPresent() && !offered.get().contains(ApplicationProtocolNames.HTTP_1_1)
+                        && !offered.get().contains(ApplicationProtocolNames.HTTP_2)) {
                     gate.refusal = Reason.NO_APPLICATION_PROTOCOL;
-                    gate.detail = "ALPN: no http/1.1 in the offer " + printable(offered.get()) + " for " + host
+                    gate.detail = "ALPN: neither h2 nor http/1.1 in the offer " + printable(offered.get()) + " for " + host
                             + " (alert no_application_protocol)";
                     gate.alert = ctx.writeAndFlush(AlpnOffer.alert(ctx.alloc()));
                     return ctx.executor().newFailedFuture(new javax.net.ssl.SSLHandshakeException(
@@ -222,6 +253,11 @@ public final class Interception {
         volatile String detail;
         /** The write of the alert that refused the ClientHello, if one was sent. */
         volatile io.netty.channel.ChannelFuture alert;
+        /** Switches the connection to HTTP/2 when the handshake chose {@code h2}. */
+        Runnable h2;
+        /** Application data decrypted before the handshake's event (none expected): replayed after it. */
+        private final java.util.ArrayDeque<Object> early = new java.util.ArrayDeque<>();
+        private boolean handshaken;
 
         Gate(AuditEvent tunnelAudit) {
             this.tunnelAudit = tunnelAudit;
@@ -234,13 +270,42 @@ public final class Interception {
                     if (sni != null) {
                         tunnelAudit.tlsSni(sni);
                     }
+                    handshaken = true;
+                    io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+                    if (h2 != null && ssl != null
+                            && ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
+                        h2.run();
+                    }
+                    List<Object> replay = new java.util.ArrayList<>(early);
+                    early.clear();
                     ctx.pipeline().remove(this);
+                    ctx.fireUserEventTriggered(evt);
+                    for (Object msg : replay) {
+                        ctx.fireChannelRead(msg);
+                    }
+                    return;
                 } else {
                     fail(ctx, handshake.cause());
                     return;
                 }
             }
             ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (handshaken) {
+                ctx.fireChannelRead(msg);
+            } else {
+                early.add(msg);
+            }
+        }
+
+        @Override
+        public void handlerRemoved(ChannelHandlerContext ctx) {
+            while (!early.isEmpty()) {
+                ReferenceCountUtil.release(early.poll());
+            }
         }
 
         @Override
