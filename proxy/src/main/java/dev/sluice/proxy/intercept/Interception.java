@@ -96,6 +96,7 @@ public final class Interception {
         p.addAfter("sni", "gate", gate);
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
                 new RedactionPhase(inspected.redact()), forwarder);
+        java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
         gate.h2 = () -> {
             for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
                     HttpPipeline.REDACT, HttpPipeline.FORWARD)) {
@@ -103,12 +104,19 @@ public final class Interception {
                     p.remove(name);
                 }
             }
-            // Every stream dials its own upstream connection (RFC 9113 streams to an HTTP/1.1 origin).
-            upstream.close();
+            // The first stream adopts the connection the CONNECT dialled; every later stream dials its own
+            // (streams to an HTTP/1.1 origin, one upstream connection per stream).
+            spare.set(upstream);
             H2Interception.install(p, "gate", policy.limits().maxHeaderBytes(),
-                    (pipeline, after) -> HttpPipeline.installPhases(pipeline, after,
-                            new ExplicitRequestHandler(context, front), new RedactionPhase(inspected.redact()),
-                            new HttpForwarder(context, tls::installUpstream)),
+                    (pipeline, after) -> {
+                        HttpForwarder streamForwarder = new HttpForwarder(context, tls::installUpstream);
+                        HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
+                                new RedactionPhase(inspected.redact()), streamForwarder);
+                        Channel first = spare.getAndSet(null);
+                        if (first != null && first.isActive()) {
+                            streamForwarder.adopt(first, counter, target, policy);
+                        }
+                    },
                     () -> {
                         AuditEvent stream = new AuditEvent(context.audit(), context.clock())
                                 .listener(listener)
@@ -122,7 +130,10 @@ public final class Interception {
                         return stream;
                     }, tunnelAudit);
         };
-        forwarder.adopt(upstream, counter, target, policy);
+        // The connection the CONNECT dialled goes to the HTTP/1.1 forwarder as soon as the ClientHello
+        // shows that h2 will not be chosen (its TLS handshake then runs beside the client's); with h2, to
+        // the first stream's forwarder.
+        gate.http1 = () -> forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
             tunnelAudit.emit();
@@ -198,6 +209,9 @@ public final class Interception {
                     return ctx.executor().newFailedFuture(new javax.net.ssl.SSLHandshakeException(
                             "no application protocol in common with the client's ALPN offer"));
                 }
+                if (offered.isEmpty() || !offered.get().contains(ApplicationProtocolNames.HTTP_2)) {
+                    gate.placeUpstreamForHttp1();
+                }
             }
             return super.lookup(ctx, clientHello);
         }
@@ -255,6 +269,17 @@ public final class Interception {
         volatile io.netty.channel.ChannelFuture alert;
         /** Switches the connection to HTTP/2 when the handshake chose {@code h2}. */
         Runnable h2;
+        /** Hands the CONNECT's upstream connection to the HTTP/1.1 forwarder; run once, when h2 is ruled out. */
+        Runnable http1;
+        private boolean upstreamPlaced;
+
+        /** Runs {@link #http1} unless it already ran. */
+        void placeUpstreamForHttp1() {
+            if (!upstreamPlaced && http1 != null) {
+                upstreamPlaced = true;
+                http1.run();
+            }
+        }
         /** Application data decrypted before the handshake's event (none expected): replayed after it. */
         private final java.util.ArrayDeque<Object> early = new java.util.ArrayDeque<>();
         private boolean handshaken;
@@ -274,7 +299,10 @@ public final class Interception {
                     io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
                     if (h2 != null && ssl != null
                             && ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
+                        upstreamPlaced = true;
                         h2.run();
+                    } else {
+                        placeUpstreamForHttp1();
                     }
                     List<Object> replay = new java.util.ArrayList<>(early);
                     early.clear();
