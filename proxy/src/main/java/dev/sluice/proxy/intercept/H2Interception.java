@@ -121,7 +121,7 @@ final class H2Interception {
                 phases.install(ch.pipeline(), "h2-request");
             }
         }));
-        pipeline.addAfter(MULTIPLEX, CONNECTION, new ConnectionEnd(tunnelAudit));
+        pipeline.addAfter(MULTIPLEX, CONNECTION, new ConnectionEnd(codec, tunnelAudit));
     }
 
     /** Builds {@link Codec}, Netty's frame codec with Sluice's answers to header-size and connection errors. */
@@ -204,17 +204,27 @@ final class H2Interception {
 
     /**
      * The connection's end of the pipeline: connection errors are already handled by the codec; the
-     * idle timeout and the client's FIN close the connection.
+     * idle timeout and the client's FIN close the connection; a graceful shutdown sends GOAWAY and
+     * closes once the streams in flight are done.
      */
     private static final class ConnectionEnd extends ChannelInboundHandlerAdapter {
+        private final Http2FrameCodec codec;
         private final AuditEvent tunnelAudit;
 
-        ConnectionEnd(AuditEvent tunnelAudit) {
+        ConnectionEnd(Http2FrameCodec codec, AuditEvent tunnelAudit) {
+            this.codec = codec;
             this.tunnelAudit = tunnelAudit;
         }
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof dev.sluice.proxy.core.Draining) {
+                // Graceful shutdown: GOAWAY (NO_ERROR) now, so the client opens no new stream; the
+                // connection closes when its last stream ends (the shutdown deadline ends the rest).
+                codec.gracefulShutdownTimeoutMillis(-1);
+                ctx.channel().close();
+                return;
+            }
             if (evt instanceof IdleStateEvent) {
                 tunnelAudit.error("idle_timeout: no byte either way on the h2 connection");
                 ctx.close();

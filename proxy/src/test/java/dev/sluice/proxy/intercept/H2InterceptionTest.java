@@ -209,6 +209,29 @@ class H2InterceptionTest {
     }
 
     @Test
+    void aGracefulShutdownLetsTheStreamInFlightFinish() throws Exception {
+        StringBuilder events = new StringBuilder();
+        for (int i = 0; i < 5; i++) {
+            events.append("data: {\"delta\":\"part ").append(i).append("\"}\n\n");
+        }
+        origin.server().stubFor(get(urlEqualTo("/ok/drain")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "text/event-stream")
+                .withBody(events.toString()).withChunkedDribbleDelay(5, 1500)));
+        ProcessBuilder builder = new ProcessBuilder("curl", "-q", "-sS", "-N", "--http2", "-x", sluice.proxyUrl(),
+                "--cacert", ca(), url("/ok/drain")).redirectError(ProcessBuilder.Redirect.DISCARD);
+        dev.sluice.proxy.testing.Curl.PROXY_VARIABLES.forEach(builder.environment()::remove);
+        Process p = builder.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !origin.server().getAllServeEvents().isEmpty());
+        Thread stopper = new Thread(() -> sluice.stop(Duration.ofSeconds(10)));
+        stopper.start();
+        String body = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        stopper.join(15_000);
+        assertThat(p.exitValue()).isZero();
+        assertThat(body).contains("part 0").contains("part 4");
+    }
+
+    @Test
     void aHeaderListOverMaxHeaderBytesGets431AndItsRecord() throws Exception {
         String out = curl("-w", "[%{http_version} %{http_code}]\\n", "-H", "x-big: " + "b".repeat(9000),
                 url("/ok/big-headers"));
