@@ -17,7 +17,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; return 1; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # A throwaway origin CA and leaf.
@@ -60,12 +60,11 @@ limits:
 listen:
   proxy: 127.0.0.1:$proxy_port
 YAML
-audit="$work/audit.jsonl"
-"$root/sluice" run --policy "$work/policy.yaml" --data-dir "$work/data" --audit "$audit" >"$work/sluice.log" 2>&1 &
+"$root/sluice" run --policy "$work/policy.yaml" --data-dir "$work/data" >"$work/sluice.log" 2>&1 &
 sluice_pid=$!
 pids+=($sluice_pid)
-wait_port "$proxy_port"
-# The JVM behind the launcher script (exec'd, so the same pid).
+wait_port "$proxy_port" || { tail -20 "$work/sluice.log" >&2; exit 1; }
+# The JVM behind the launcher script (exec'd, so the same pid); the audit log is on, in the data dir.
 load() {
   node "$root/benchmarks/scripts/h2-vs-h1-load.js" "$1" "$proxy_port" "$host" "$origin_port" \
     "$work/data/ca.crt.pem" "$2" "$concurrency"

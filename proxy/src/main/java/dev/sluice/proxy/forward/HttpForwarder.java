@@ -104,6 +104,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean upstreamKeepAlive;
     private boolean closeDownstream;
     private boolean lingering;
+    /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
+    private UpstreamPool pool;
 
     public HttpForwarder(ProxyContext context) {
         this(context, null);
@@ -140,6 +142,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
         ch.pipeline().addLast("response", new UpstreamResponseHandler());
+    }
+
+    /**
+     * Makes this forwarder take its upstream connection from {@code pool} when one fits, and park it
+     * there after an exchange that leaves it reusable, instead of closing it (the forwarders of one
+     * HTTP/2 connection's streams, each of which lives for one exchange). Call before the first request.
+     */
+    public void pool(UpstreamPool pool) {
+        this.pool = pool;
     }
 
     @Override
@@ -182,6 +193,20 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamKeepAlive = false;
         closeDownstream = !request.downstreamKeepAlive();
         String authority = request.target().target().authority();
+        if (pool != null && upstream == null && upstreamHandshakeFailure == null) {
+            UpstreamPool.Parked parked = pool.take(authority, request.policy());
+            if (parked != null) {
+                // The connection's TLS (with its pin check) and HTTP codec stay; its events come here now.
+                parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+                upstream = parked.channel();
+                upstreamCounter = parked.counter();
+                upstreamAuthority = parked.authority();
+                upstreamPolicy = parked.policy();
+                upstreamPin = parked.pin();
+                upstreamFailure = null;
+                Reads.setAutoRead(upstream, true);
+            }
+        }
         if (upstream != null && upstream.isActive() && authority.equals(upstreamAuthority)
                 && request.policy() == upstreamPolicy) {
             upstreamCounter.attach(request.audit(), request.traffic());
@@ -411,6 +436,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             closeUpstream();
         } else if (upstreamCounter != null) {
             upstreamCounter.attach(null, null);
+            if (pool != null && upstream != null && upstream.isActive()) {
+                UpstreamPool.Parked parked = new UpstreamPool.Parked(upstream, upstreamCounter, upstreamAuthority,
+                        upstreamPolicy, upstreamPin);
+                upstream = null;
+                upstreamCounter = null;
+                upstreamAuthority = null;
+                upstreamPolicy = null;
+                pool.park(parked);
+            }
         }
         if (closeDownstream) {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);

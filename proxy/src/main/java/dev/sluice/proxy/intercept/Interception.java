@@ -8,6 +8,7 @@ import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.proxy.request.ExplicitRequestHandler;
 import dev.sluice.proxy.forward.HttpForwarder;
+import dev.sluice.proxy.forward.UpstreamPool;
 import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.proxy.core.ProxyContext;
@@ -59,6 +60,8 @@ public final class Interception {
 
     /** Pipeline name of the first-byte check. */
     static final String PEEK = "tls-peek";
+    /** Idle upstream connections an HTTP/2 connection keeps for its next streams. */
+    static final int H2_IDLE_UPSTREAMS = 8;
 
     private Interception() {
     }
@@ -104,12 +107,16 @@ public final class Interception {
                     p.remove(name);
                 }
             }
-            // The first stream adopts the connection the CONNECT dialled; every later stream dials its own
-            // (streams to an HTTP/1.1 origin, one upstream connection per stream).
+            // The first stream adopts the connection the CONNECT dialled; a later stream takes an idle
+            // kept-alive one from the pool (one finished by an earlier stream) or dials its own: one
+            // HTTP/1.1 upstream connection per stream in flight, up to H2_IDLE_UPSTREAMS kept idle.
             spare.set(upstream);
+            UpstreamPool pool = new UpstreamPool(H2_IDLE_UPSTREAMS);
+            downstream.closeFuture().addListener(f -> pool.close());
             H2Interception.install(p, "gate", policy.limits().maxHeaderBytes(),
                     (pipeline, after) -> {
                         HttpForwarder streamForwarder = new HttpForwarder(context, tls::installUpstream);
+                        streamForwarder.pool(pool);
                         HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
                                 new RedactionPhase(inspected.redact()), streamForwarder);
                         Channel first = spare.getAndSet(null);
