@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  *   request, [redact], forward   the same phases as an HTTP/1.1 connection (HttpPipeline.installPhases)
  * </pre>
  * so each stream is decided, redacted, forwarded and audited (one record) exactly as an HTTP/1.1
- * request; each stream's forwarder dials its own upstream connection (HTTP/1.1 over TLS, pins checked).
+ * request; each stream's forwarder has its own upstream connection while it runs (HTTP/1.1 over TLS,
+ * pins checked), taken from the connection's UpstreamPool of kept-alive ones or dialled anew.
  *
  * <p>Limits (frame-level, Netty's): {@link #MAX_CONCURRENT_STREAMS} concurrent streams; header list
  * size {@code limits.max_header_bytes} (SETTINGS_MAX_HEADER_LIST_SIZE; a stream over it is answered 431

@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * </pre>
  * When the handshake chose {@code h2}, the HTTP/1.1 handlers give way to {@link H2Interception}: each
  * stream's child channel runs the same request, redact and forward phases (one audit record per
- * stream, each stream's forwarder dialling its own upstream connection); the connection the CONNECT
- * dialled is closed unused.
+ * stream); the first stream adopts the connection the CONNECT dialled, later ones take a kept-alive
+ * connection from the downstream connection's {@link UpstreamPool} or dial their own.
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
  * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
  * record; the tunnel's record (handshake bytes, SNI, errors) is written when the connection closes.
@@ -61,7 +61,7 @@ public final class Interception {
     /** Pipeline name of the first-byte check. */
     static final String PEEK = "tls-peek";
     /** Idle upstream connections an HTTP/2 connection keeps for its next streams. */
-    static final int H2_IDLE_UPSTREAMS = 8;
+    static final int H2_IDLE_UPSTREAMS = 32;
 
     private Interception() {
     }
