@@ -138,6 +138,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean responseBegun;
     /** Body bytes of the current request seen so far. */
     private long requestBodyBytes;
+    /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
+    private UpstreamPool pool;
 
     public HttpForwarder(ProxyContext context) {
         this(context, null);
@@ -175,6 +177,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
         ch.pipeline().addLast("response", new UpstreamResponseHandler());
+    }
+
+    /**
+     * Makes this forwarder take its upstream connection from {@code pool} when one fits, and park it
+     * there after an exchange that leaves it reusable, instead of closing it (the forwarders of one
+     * HTTP/2 connection's streams, each of which lives for one exchange). Call before the first request.
+     */
+    public void pool(UpstreamPool pool) {
+        this.pool = pool;
     }
 
     @Override
@@ -231,6 +242,21 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         requestBodyBytes = 0;
         closeDownstream = !request.downstreamKeepAlive();
         String authority = request.target().target().authority();
+        if (pool != null && upstream == null && upstreamHandshakeFailure == null) {
+            UpstreamPool.Parked parked = pool.take(authority, request.policy());
+            if (parked != null) {
+                // The connection's TLS (with its pin check) and HTTP codec stay; its events come here now.
+                parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+                upstream = parked.channel();
+                upstreamCounter = parked.counter();
+                upstreamAuthority = parked.authority();
+                upstreamPolicy = parked.policy();
+                upstreamPin = parked.pin();
+                upstreamFailure = null;
+                upstreamExchanges = 1; // parked after an exchange: a reused connection
+                Reads.setAutoRead(upstream, true);
+            }
+        }
         if (upstream != null && upstream.isActive() && authority.equals(upstreamAuthority)
                 && request.policy() == upstreamPolicy) {
             onReusedUpstream = upstreamExchanges > 0;
@@ -555,6 +581,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         } else if (upstreamCounter != null) {
             upstreamExchanges++;
             upstreamCounter.attach(null, null);
+            if (pool != null && upstream != null && upstream.isActive()) {
+                UpstreamPool.Parked parked = new UpstreamPool.Parked(upstream, upstreamCounter, upstreamAuthority,
+                        upstreamPolicy, upstreamPin);
+                upstream = null;
+                upstreamCounter = null;
+                upstreamAuthority = null;
+                upstreamPolicy = null;
+                pool.park(parked);
+            }
         }
         if (closeDownstream) {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);

@@ -78,7 +78,20 @@ public final class HttpPipeline {
         String previous = after;
         previous = add(pipeline, previous, DECODER, newDecoder(limits));
         previous = add(pipeline, previous, ENCODER, new HttpResponseEncoder());
-        previous = add(pipeline, previous, REQUEST, request);
+        installPhases(pipeline, previous, request, redact, forward);
+    }
+
+    /**
+     * Adds the phases alone — {@code request}, {@code redact} (when non-null) and {@code forward} — right
+     * after the handler named {@code after}: for a pipeline whose codec is not HTTP/1.1's, such as an
+     * HTTP/2 stream's child channel (RFC 9113 streams as {@code HttpObject}s), which then runs the very
+     * same request phases as an HTTP/1.1 connection.
+     *
+     * @throws IllegalArgumentException when {@code after} names no handler, or a name is taken
+     */
+    public static void installPhases(ChannelPipeline pipeline, String after, ChannelHandler request,
+                                     ChannelHandler redact, ChannelHandler forward) {
+        String previous = add(pipeline, after, REQUEST, request);
         if (redact != null) {
             previous = add(pipeline, previous, REDACT, redact);
         }

@@ -8,6 +8,7 @@ import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.proxy.request.ExplicitRequestHandler;
 import dev.sluice.proxy.forward.HttpForwarder;
+import dev.sluice.proxy.forward.UpstreamPool;
 import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.proxy.core.ProxyContext;
@@ -39,12 +40,16 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   tls-peek Peek: the first byte must start a TLS handshake record, else close (not_http_or_tls)
  *   sni      SniHandler → SslHandler with the host's leaf; the SNI must equal the CONNECT host
- *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
+ *            (else close: sni_mismatch, or no_sni); ALPN offers h2 and http/1.1
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
  *   forward  HttpForwarder with TLS
  * </pre>
+ * When the handshake chose {@code h2}, the HTTP/1.1 handlers give way to {@link H2Interception}: each
+ * stream's child channel runs the same request, redact and forward phases (one audit record per
+ * stream); the first stream adopts the connection the CONNECT dialled, later ones take a kept-alive
+ * connection from the downstream connection's {@link UpstreamPool} or dial their own.
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
  * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
  * record; the tunnel's record (handshake bytes, SNI, errors) is written when the connection closes.
@@ -55,6 +60,8 @@ public final class Interception {
 
     /** Pipeline name of the first-byte check. */
     static final String PEEK = "tls-peek";
+    /** Idle upstream connections an HTTP/2 connection keeps for its next streams. */
+    static final int H2_IDLE_UPSTREAMS = 32;
 
     private Interception() {
     }
@@ -92,7 +99,48 @@ public final class Interception {
         p.addAfter("sni", "gate", gate);
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
                 new RedactionPhase(inspected.redact()), forwarder);
-        forwarder.adopt(upstream, counter, target, policy);
+        java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
+        gate.h2 = () -> {
+            for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
+                    HttpPipeline.REDACT, HttpPipeline.FORWARD)) {
+                if (p.get(name) != null) {
+                    p.remove(name);
+                }
+            }
+            // The first stream adopts the connection the CONNECT dialled; a later stream takes an idle
+            // kept-alive one from the pool (one finished by an earlier stream) or dials its own: one
+            // HTTP/1.1 upstream connection per stream in flight, up to H2_IDLE_UPSTREAMS kept idle.
+            spare.set(upstream);
+            UpstreamPool pool = new UpstreamPool(H2_IDLE_UPSTREAMS);
+            downstream.closeFuture().addListener(f -> pool.close());
+            H2Interception.install(p, "gate", policy.limits().maxHeaderBytes(),
+                    (pipeline, after) -> {
+                        HttpForwarder streamForwarder = new HttpForwarder(context, tls::installUpstream);
+                        streamForwarder.pool(pool);
+                        HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
+                                new RedactionPhase(inspected.redact()), streamForwarder);
+                        Channel first = spare.getAndSet(null);
+                        if (first != null && first.isActive()) {
+                            streamForwarder.adopt(first, counter, target, policy);
+                        }
+                    },
+                    () -> {
+                        AuditEvent stream = new AuditEvent(context.audit(), context.clock())
+                                .listener(listener)
+                                .extension(extension)
+                                .scheme("https")
+                                .server(target.host(), target.port());
+                        if (downstream.remoteAddress() instanceof java.net.InetSocketAddress client) {
+                            stream.client(client);
+                        }
+                        front.describe(stream);
+                        return stream;
+                    }, tunnelAudit);
+        };
+        // The connection the CONNECT dialled goes to the HTTP/1.1 forwarder as soon as the ClientHello
+        // shows that h2 will not be chosen (its TLS handshake then runs beside the client's); with h2, to
+        // the first stream's forwarder.
+        gate.http1 = () -> forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
             tunnelAudit.emit();
@@ -140,9 +188,9 @@ public final class Interception {
 
     /**
      * The SNI step, which first reads the ClientHello's ALPN offer (RFC 7301): a client that offers
-     * protocols but not {@code http/1.1} (an h2-only client) gets the fatal {@code no_application_protocol}
+     * protocols but neither {@code h2} nor {@code http/1.1} gets the fatal {@code no_application_protocol}
      * alert and the tunnel ends with reason {@code no_application_protocol}; a ClientHello without ALPN,
-     * or with {@code http/1.1} among its protocols, goes on to the SNI check and the handshake.
+     * or with {@code h2} or {@code http/1.1} among its protocols, goes on to the SNI check and the handshake.
      */
     private static final class InterceptSni extends SniHandler {
         private final Gate gate;
@@ -159,13 +207,17 @@ public final class Interception {
                 throws Exception {
             if (clientHello != null) {
                 java.util.Optional<List<String>> offered = AlpnOffer.offered(clientHello);
-                if (offered.isPresent() && !offered.get().contains(ApplicationProtocolNames.HTTP_1_1)) {
+                if (offered.isPresent() && !offered.get().contains(ApplicationProtocolNames.HTTP_1_1)
+                        && !offered.get().contains(ApplicationProtocolNames.HTTP_2)) {
                     gate.refusal = Reason.NO_APPLICATION_PROTOCOL;
-                    gate.detail = "ALPN: no http/1.1 in the offer " + printable(offered.get()) + " for " + host
+                    gate.detail = "ALPN: neither h2 nor http/1.1 in the offer " + printable(offered.get()) + " for " + host
                             + " (alert no_application_protocol)";
                     gate.alert = ctx.writeAndFlush(AlpnOffer.alert(ctx.alloc()));
                     return ctx.executor().newFailedFuture(new javax.net.ssl.SSLHandshakeException(
                             "no application protocol in common with the client's ALPN offer"));
+                }
+                if (offered.isEmpty() || !offered.get().contains(ApplicationProtocolNames.HTTP_2)) {
+                    gate.placeUpstreamForHttp1();
                 }
             }
             return super.lookup(ctx, clientHello);
@@ -222,6 +274,22 @@ public final class Interception {
         volatile String detail;
         /** The write of the alert that refused the ClientHello, if one was sent. */
         volatile io.netty.channel.ChannelFuture alert;
+        /** Switches the connection to HTTP/2 when the handshake chose {@code h2}. */
+        Runnable h2;
+        /** Hands the CONNECT's upstream connection to the HTTP/1.1 forwarder; run once, when h2 is ruled out. */
+        Runnable http1;
+        private boolean upstreamPlaced;
+
+        /** Runs {@link #http1} unless it already ran. */
+        void placeUpstreamForHttp1() {
+            if (!upstreamPlaced && http1 != null) {
+                upstreamPlaced = true;
+                http1.run();
+            }
+        }
+        /** Application data decrypted before the handshake's event (none expected): replayed after it. */
+        private final java.util.ArrayDeque<Object> early = new java.util.ArrayDeque<>();
+        private boolean handshaken;
 
         Gate(AuditEvent tunnelAudit) {
             this.tunnelAudit = tunnelAudit;
@@ -234,13 +302,45 @@ public final class Interception {
                     if (sni != null) {
                         tunnelAudit.tlsSni(sni);
                     }
+                    handshaken = true;
+                    io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+                    if (h2 != null && ssl != null
+                            && ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
+                        upstreamPlaced = true;
+                        h2.run();
+                    } else {
+                        placeUpstreamForHttp1();
+                    }
+                    List<Object> replay = new java.util.ArrayList<>(early);
+                    early.clear();
                     ctx.pipeline().remove(this);
+                    ctx.fireUserEventTriggered(evt);
+                    for (Object msg : replay) {
+                        ctx.fireChannelRead(msg);
+                    }
+                    return;
                 } else {
                     fail(ctx, handshake.cause());
                     return;
                 }
             }
             ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (handshaken) {
+                ctx.fireChannelRead(msg);
+            } else {
+                early.add(msg);
+            }
+        }
+
+        @Override
+        public void handlerRemoved(ChannelHandlerContext ctx) {
+            while (!early.isEmpty()) {
+                ReferenceCountUtil.release(early.poll());
+            }
         }
 
         @Override

@@ -52,8 +52,8 @@ import org.slf4j.LoggerFactory;
  * The TLS material of interception, built once per server from the data dir: the local CA
  * ({@code ca.key.pem}, {@code ca.crt.pem}; created on first run, refused when the key is readable by
  * others), per-host leaf certificates issued off the event loop on a small executor and cached, the
- * downstream (server) {@link SslContext} per host with ALPN offering {@code http/1.1} only, and the
- * upstream (client) {@link SslContext}: PKIX against the system roots plus {@code tls.extra_trust},
+ * downstream (server) {@link SslContext} per host with ALPN offering {@code h2} and {@code http/1.1}
+ * (RFC 7301; the server's preference, h2 first), and the upstream (client) {@link SslContext}: PKIX against the system roots plus {@code tls.extra_trust},
  * hostname verification, then the host's SPKI pins ({@code inspect.<host>.pins}, read from the running
  * policy at each handshake; TOFU pins stored in {@code <data dir>/pins}).
  *
@@ -79,6 +79,13 @@ public final class InterceptionTls implements AutoCloseable {
             ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
             ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
             ApplicationProtocolNames.HTTP_1_1);
+
+    /** Downstream ALPN: h2 preferred, then http/1.1 (RFC 9113 section 3.2, RFC 7301 section 3.2). */
+    private static final ApplicationProtocolConfig H2_AND_HTTP_1_1 = new ApplicationProtocolConfig(
+            ApplicationProtocolConfig.Protocol.ALPN,
+            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+            ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1);
 
     /**
      * Returns the provider for a server starting now: BoringSSL (netty-tcnative) when it loads — native
@@ -213,7 +220,7 @@ public final class InterceptionTls implements AutoCloseable {
         try {
             return SslContextBuilder.forServer(leaf.key(), leaf.chain())
                     .sslProvider(provider)
-                    .applicationProtocolConfig(HTTP_1_1_ONLY)
+                    .applicationProtocolConfig(H2_AND_HTTP_1_1)
                     .build();
         } catch (SSLException e) {
             throw new IllegalStateException("cannot build a server context for a leaf", e);

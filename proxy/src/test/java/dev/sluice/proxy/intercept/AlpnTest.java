@@ -34,10 +34,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * ALPN on intercepted hosts (RFC 7301), with both TLS providers: a client that offers only h2 is
- * refused with the TLS alert {@code no_application_protocol} and an audit record naming ALPN and the
- * host; clients that offer no ALPN, or http/1.1 among others (curl --http2), keep working on
- * HTTP/1.1. Java's SSLSocket and curl through a CONNECT tunnel to a WireMock TLS origin on loopback.
+ * ALPN on intercepted hosts (RFC 7301), with both TLS providers: a client that offers neither h2 nor
+ * http/1.1 is refused with the TLS alert {@code no_application_protocol} and an audit record naming
+ * ALPN and the host; an h2-only client and curl --http2 get h2 (H2InterceptionTest covers the streams);
+ * clients that offer no ALPN, or http/1.1 alone, keep working on HTTP/1.1. Java's SSLSocket and curl
+ * through a CONNECT tunnel to a WireMock TLS origin on loopback.
  */
 class AlpnTest {
 
@@ -137,9 +138,10 @@ class AlpnTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"openssl", "jdk"})
-    void anH2OnlyClientGetsTheNoApplicationProtocolAlertAndAnAuditRecord(String provider) throws Exception {
+    void aClientOfferingNeitherH2NorHttp11GetsTheNoApplicationProtocolAlertAndAnAuditRecord(String provider)
+            throws Exception {
         start(provider);
-        try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel, "h2")) {
+        try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel, "spdy/3.1", "h3")) {
             assertThatThrownBy(tls::startHandshake).isInstanceOf(SSLHandshakeException.class)
                     .hasMessageContaining("no_application_protocol");
         }
@@ -148,29 +150,37 @@ class AlpnTest {
         assertThat(record.path("extension").asText()).isEqualTo("default");
         assertThat(record.path("tls.mode").asText()).isEqualTo("intercept");
         assertThat(record.path("server.address").asText()).isEqualTo(HOST);
-        assertThat(record.path("error").asText()).contains("ALPN").contains("[h2]").contains(HOST);
+        assertThat(record.path("error").asText()).contains("ALPN").contains("[spdy/3.1, h3]").contains(HOST);
         assertThat(origin.server().getAllServeEvents()).isEmpty();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"openssl", "jdk"})
-    void clientsWithoutAlpnOrWithHttp11AmongTheirProtocolsGetHttp11(String provider) throws Exception {
+    void clientsWithoutAlpnOrWithHttp11AloneGetHttp11AndH2ClientsGetH2(String provider) throws Exception {
         start(provider);
         try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel)) {
             assertThat(get(tls, "/no-alpn")).startsWith("HTTP/1.1 200");
             assertThat(tls.getApplicationProtocol()).isEmpty();
         }
-        try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel, "h2", "http/1.1")) {
-            assertThat(get(tls, "/h2-and-http11")).startsWith("HTTP/1.1 200");
+        try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel, "http/1.1")) {
+            assertThat(get(tls, "/http11-only")).startsWith("HTTP/1.1 200");
             assertThat(tls.getApplicationProtocol()).isEqualTo("http/1.1");
         }
-        // curl --http2 offers h2 and http/1.1 in its ALPN list: it goes on with HTTP/1.1.
+        try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel, "h2")) {
+            tls.startHandshake();
+            assertThat(tls.getApplicationProtocol()).as("an h2-only client").isEqualTo("h2");
+        }
+        try (Socket tunnel = connectTunnel(); SSLSocket tls = tlsOver(tunnel, "h2", "http/1.1")) {
+            tls.startHandshake();
+            assertThat(tls.getApplicationProtocol()).as("the server prefers h2").isEqualTo("h2");
+        }
+        // curl --http2 offers h2 and http/1.1 in its ALPN list: it gets h2.
         CurlResult curl = Curl.run(List.of("--http2", "-v", "-x", sluice.proxyUrl(), "--cacert",
                 sluice.dataDir().resolve("ca.crt.pem").toString(),
                 "https://" + HOST + ":" + origin.httpsPort() + "/curl-http2"));
         assertThat(curl.exitCode()).as(curl.stderr()).isZero();
         assertThat(curl.httpStatus()).isEqualTo(200);
-        assertThat(curl.stderr()).contains("ALPN: offers h2").contains("< HTTP/1.1 200");
+        assertThat(curl.stderr()).contains("ALPN: offers h2").contains("< HTTP/2 200");
         assertThat(audited(r -> "/curl-http2".equals(r.path("url.path").asText(null)))
                 .path("http.response.status_code").asInt()).isEqualTo(200);
         assertThat(sluice.audit()).noneMatch(r -> "no_application_protocol".equals(r.path("reason").asText(null)));

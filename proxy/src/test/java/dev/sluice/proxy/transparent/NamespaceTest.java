@@ -228,6 +228,20 @@ class NamespaceTest {
     }
 
     @Test
+    void inspectedHostSpeaksH2ThroughTransparentInterception() {
+        // The same interception path as the explicit listener's: ALPN h2, one record per stream.
+        Cmd curl = curl("--http2", "-v", "--cacert", sluice.dataDir().resolve("ca.crt.pem").toString(),
+                "https://inspected.test:" + origins.httpsPort() + "/hello?via=h2");
+        assertThat(curl.exit()).as(curl.err()).isZero();
+        assertThat(curl.err()).contains("ALPN: server accepted h2").contains("< HTTP/2 200");
+        assertThat(curl.body()).isEqualTo("hi");
+        JsonNode record = awaitRecord(r -> "intercept".equals(text(r, "tls.mode"))
+                && String.valueOf(text(r, "url.path")).startsWith("/hello?via="));
+        assertThat(text(record, "listener")).isEqualTo("transparent");
+        assertThat(text(record, "http.request.method")).isEqualTo("GET");
+    }
+
+    @Test
     void allowedPlainHttpHostWorks() {
         Cmd curl = curl("http://origin.test:" + origins.httpPort() + "/hello?token=secret");
         assertThat(curl.exit()).as(curl.err()).isZero();
