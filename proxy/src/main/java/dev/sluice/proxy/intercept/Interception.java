@@ -43,6 +43,7 @@ import org.slf4j.LoggerFactory;
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
+ *   credentials CredentialPhase: placeholders swapped for real values where inject allows, else refused
  *   forward  HttpForwarder with TLS
  * </pre>
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
@@ -70,7 +71,8 @@ public final class Interception {
         tunnelAudit.tlsMode("intercept");
         counter.fallback(tunnelAudit, traffic);
         ChannelPipeline p = downstream.pipeline();
-        for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.FORWARD)) {
+        for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.CREDENTIALS,
+                HttpPipeline.FORWARD)) {
             if (p.get(name) != null) {
                 p.remove(name);
             }
@@ -91,7 +93,8 @@ public final class Interception {
         p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
-                new RedactionPhase(inspected.redact()), forwarder);
+                new RedactionPhase(inspected.redact()),
+                context.credentials() == null ? null : new CredentialPhase(context.credentials(), true), forwarder);
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();
