@@ -6,12 +6,26 @@ import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.rules.credential.CredentialRewriter;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,9 +36,17 @@ import java.util.Map;
  * ({@code credentials} in the audit record, {@code sluice_credential_injections_total}); on every leg a
  * placeholder left anywhere in the head is refused with 403 {@code credential_host_mismatch} (and 503
  * {@code credential_unavailable} when its value cannot be read), with one audit record, and nothing of
- * the request is forwarded (its body is dropped). Bodies are passed on as they are.
+ * the request is forwarded (its body is dropped). Request bodies are passed on as they are.
+ *
+ * <p>Responses (intercepted legs): every real value of the extension's credentials — raw, JSON-escaped
+ * ({@code \/}), percent-encoded and base64 — is replaced by its placeholder in the response head and
+ * body as they stream (an occurrence split across chunks included), so an origin that echoes a key
+ * never hands it to the sandbox. A body whose length may change loses its {@code Content-Length} and
+ * goes chunked (or is delimited by the close when the connection ends with it); the bodies of HTTP/1.0
+ * exchanges and HEAD responses are not rewritten (their heads are). A request that carries an injected
+ * credential asks for {@code Accept-Encoding: identity}, so that the response body can be read.
  */
-public final class CredentialPhase extends ChannelInboundHandlerAdapter {
+public final class CredentialPhase extends ChannelDuplexHandler {
 
     /** Pipeline name of this phase. */
     public static final String NAME = "credentials";
@@ -32,6 +54,12 @@ public final class CredentialPhase extends ChannelInboundHandlerAdapter {
     private final Credentials credentials;
     private final boolean intercepted;
     private boolean dropping;
+    /** Real-value forms and their placeholder forms for the response in progress, or null. */
+    private Map<String, String> scrub;
+    private int longest;
+    private String carry = "";
+    private boolean scrubBody;
+    private boolean scrubFraming;
 
     /**
      * @param credentials the running credential state
@@ -67,6 +95,10 @@ public final class CredentialPhase extends ChannelInboundHandlerAdapter {
         List<Map.Entry<String, String>> entries = new ArrayList<>();
         headers.forEach(entries::add);
         String extension = request.audit().extensionOrNull();
+        // HTTP/1.0 clients cannot take a chunked body, and a HEAD response has none: their heads only
+        scrubFraming = request.request().protocolVersion().equals(HttpVersion.HTTP_1_1)
+                && !request.request().method().equals(io.netty.handler.codec.http.HttpMethod.HEAD);
+        scrub = intercepted ? scrubTable(snapshot, extension) : null;
         CredentialRewriter.Result r = CredentialRewriter.decide(snapshot.table(), extension, intercepted,
                 request.target().target().host(), request.target().target().port(), request.request().uri(), entries,
                 snapshot.vault()::value);
@@ -77,6 +109,7 @@ public final class CredentialPhase extends ChannelInboundHandlerAdapter {
                 r.headers().forEach(e -> headers.add(e.getKey(), e.getValue()));
                 request.request().setUri(r.uri());
                 r.injected().forEach(request.audit()::credentialInjected);
+                headers.set(HttpHeaderNames.ACCEPT_ENCODING, "identity");
                 ctx.fireChannelRead(request);
             }
             case MISMATCH, UNAVAILABLE -> {
@@ -88,5 +121,108 @@ public final class CredentialPhase extends ChannelInboundHandlerAdapter {
             }
             default -> throw new IllegalStateException(r.outcome().toString());
         }
+    }
+
+    /** The forms of each granted value to replace in responses, longest first; null when none. */
+    private static Map<String, String> scrubTable(Credentials.Snapshot snapshot, String extension) {
+        Map<String, String> forms = new LinkedHashMap<>();
+        for (var grant : snapshot.table().grants(extension).values()) {
+            String real = snapshot.vault().value(grant.credential().name());
+            if (real == null) {
+                continue;
+            }
+            String ph = grant.placeholder();
+            forms.put(latin1(real), ph);
+            forms.put(latin1(real.replace("/", "\\/")), ph);
+            forms.put(latin1(URLEncoder.encode(real, StandardCharsets.UTF_8)), ph);
+            forms.put(Base64.getEncoder().withoutPadding().encodeToString(real.getBytes(StandardCharsets.UTF_8)),
+                    Base64.getEncoder().withoutPadding().encodeToString(ph.getBytes(StandardCharsets.UTF_8)));
+            forms.put(Base64.getUrlEncoder().withoutPadding().encodeToString(real.getBytes(StandardCharsets.UTF_8)),
+                    Base64.getUrlEncoder().withoutPadding().encodeToString(ph.getBytes(StandardCharsets.UTF_8)));
+        }
+        if (forms.isEmpty()) {
+            return null;
+        }
+        List<Map.Entry<String, String>> sorted = new ArrayList<>(forms.entrySet());
+        sorted.sort((a, b) -> b.getKey().length() - a.getKey().length());
+        Map<String, String> out = new LinkedHashMap<>();
+        sorted.forEach(e -> out.put(e.getKey(), e.getValue()));
+        return out;
+    }
+
+    /** The UTF-8 bytes of {@code s} as ISO-8859-1 characters, so that bodies are matched byte for byte. */
+    private static String latin1(String s) {
+        return new String(s.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+    }
+
+    private String replace(String text) {
+        for (Map.Entry<String, String> e : scrub.entrySet()) {
+            if (text.contains(e.getKey())) {
+                text = text.replace(e.getKey(), e.getValue());
+            }
+        }
+        return text;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+        if (scrub == null || msg instanceof FullHttpResponse) {
+            // Sluice's own answers carry no secret
+            ctx.write(msg, promise);
+            return;
+        }
+        if (msg instanceof HttpResponse response) {
+            HttpHeaders h = response.headers();
+            List<Map.Entry<String, String>> entries = new ArrayList<>();
+            h.forEach(entries::add);
+            h.clear();
+            for (Map.Entry<String, String> e : entries) {
+                h.add(e.getKey(), new String(replace(latin1(e.getValue())).getBytes(StandardCharsets.ISO_8859_1),
+                        StandardCharsets.UTF_8));
+            }
+            int code = response.status().code();
+            boolean informational = code < 200;
+            scrubBody = !informational && scrubFraming && code != 204 && code != 304;
+            carry = "";
+            longest = scrub.keySet().stream().mapToInt(String::length).max().orElse(0);
+            if (scrubBody && HttpUtil.isContentLengthSet(response)) {
+                h.remove(HttpHeaderNames.CONTENT_LENGTH);
+                if (!h.containsValue(HttpHeaderNames.CONNECTION, "close", true)) {
+                    HttpUtil.setTransferEncodingChunked(response, true);
+                }
+            }
+            ctx.write(msg, promise);
+            return;
+        }
+        if (msg instanceof HttpContent content && scrubBody) {
+            boolean last = content instanceof LastHttpContent;
+            ByteBuf in = content.content();
+            String text = carry + in.toString(StandardCharsets.ISO_8859_1);
+            HttpHeaders trailers = last ? ((LastHttpContent) content).trailingHeaders() : null;
+            content.release();
+            text = replace(text);
+            String out;
+            if (last) {
+                out = text;
+                carry = "";
+                scrubBody = false;
+            } else {
+                int keep = Math.min(text.length(), Math.max(0, longest - 1));
+                out = text.substring(0, text.length() - keep);
+                carry = text.substring(text.length() - keep);
+            }
+            ByteBuf bytes = Unpooled.wrappedBuffer(out.getBytes(StandardCharsets.ISO_8859_1));
+            if (last) {
+                DefaultLastHttpContent end = new DefaultLastHttpContent(bytes);
+                if (trailers != null) {
+                    end.trailingHeaders().set(trailers);
+                }
+                ctx.write(end, promise);
+            } else {
+                ctx.write(new DefaultHttpContent(bytes), promise);
+            }
+            return;
+        }
+        ctx.write(msg, promise);
     }
 }

@@ -184,6 +184,23 @@ class CredentialInjectionTest {
     }
 
     @Test
+    void anOriginThatEchoesTheKeyNeverHandsItToTheSandbox() throws Exception {
+        String ph = placeholders.placeholder("agent", "llm");
+        Path headers = dir.resolve("echo-headers.txt");
+        List<String> args = new ArrayList<>(List.of("-x", proxy("agent"), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-D", headers.toString(), "-H", "x-api-key: " + ph,
+                "-H", "X-Echo-Header: x-api-key", url(API, "/v1/echo")));
+        CurlResult r = Curl.run(args, Duration.ofSeconds(30));
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(200);
+        assertThat(api.requests().get(0).header("x-api-key")).as("the origin got the real key").isEqualTo(REAL);
+        String b64 = Base64.getEncoder().withoutPadding().encodeToString(ph.getBytes(StandardCharsets.UTF_8));
+        assertThat(r.body()).doesNotContain(REAL).doesNotContain(
+                Base64.getEncoder().withoutPadding().encodeToString(REAL.getBytes(StandardCharsets.UTF_8)))
+                .contains("data: {\"k\":\"" + ph + "\"}").contains(ph + " " + ph + " " + b64);
+        assertThat(Files.readString(headers)).doesNotContain(REAL).containsIgnoringCase("x-echo: " + ph);
+    }
+
+    @Test
     void aPlaceholderAnywhereElseIsRefusedAndTheOriginSeesNothing() {
         String ph = placeholders.placeholder("agent", "llm");
         String pct = URLEncoder.encode(ph, StandardCharsets.UTF_8).replace("-", "%2D");
