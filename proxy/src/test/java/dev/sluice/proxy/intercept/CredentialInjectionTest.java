@@ -81,7 +81,7 @@ class CredentialInjectionTest {
                       - { host: %2$s, ports: [%4$d] }
                       - { host: %3$s, ports: [%5$d] }
                       - { host: %9$s, ports: [%10$d] }
-                    credentials: [llm, git]
+                    credentials: [llm, git, gone]
                   other:
                     auth: { token_sha256: "%11$s" }
                     allow:
@@ -109,6 +109,10 @@ class CredentialInjectionTest {
                   git:
                     source: { file: "%13$s", key: token }
                     inject: { hosts: [%3$s], ports: [%5$d], basic: true }
+                  gone:
+                    source: { file: "%13$s.absent" }
+                    optional: true
+                    inject: { hosts: [%1$s], ports: [%4$d], header: x-gone }
                 listen:
                   proxy: 127.0.0.1:0
                 """.formatted(API, OTHER, GIT, api.port(), git.port(), tls.caPem().toAbsolutePath(), key,
@@ -198,6 +202,25 @@ class CredentialInjectionTest {
                 Base64.getEncoder().withoutPadding().encodeToString(REAL.getBytes(StandardCharsets.UTF_8)))
                 .contains("data: {\"k\":\"" + ph + "\"}").contains(ph + " " + ph + " " + b64);
         assertThat(Files.readString(headers)).doesNotContain(REAL).containsIgnoringCase("x-echo: " + ph);
+    }
+
+    @Test
+    void anOptionalCredentialThatCannotBeReadAnswers503() {
+        CurlResult r = curl("agent", url(API, "/v1/x"), "x-gone: " + placeholders.placeholder("agent", "gone"));
+        assertThat(r.httpStatus()).isEqualTo(503);
+        assertThat(r.body()).contains("credential_unavailable");
+        assertThat(api.requests()).isEmpty();
+        assertThat(lastAudit("/v1/x").path("rule").asText()).isEqualTo("credentials.gone");
+    }
+
+    @Test
+    void aReloadWithACredentialThatCannotBeReadFailsAndTheRunningOneStays() throws Exception {
+        String yaml = Files.readString(sluice.dataDir().resolve("policy.yaml"));
+        sluice.writePolicy(yaml.replace("optional: true", "optional: false"));
+        assertThat(sluice.reloader().reload()).isEqualTo(dev.sluice.proxy.server.PolicyReloader.Result.ERROR);
+        CurlResult r = curl("agent", url(API, "/v1/still"), "x-api-key: " + placeholders.placeholder("agent", "llm"));
+        assertThat(r.httpStatus()).isEqualTo(200);
+        assertThat(api.requests().get(0).header("x-api-key")).isEqualTo(REAL);
     }
 
     @Test
