@@ -36,7 +36,10 @@ import java.util.Map;
  * ({@code credentials} in the audit record, {@code sluice_credential_injections_total}); on every leg a
  * placeholder left anywhere in the head is refused with 403 {@code credential_host_mismatch} (and 503
  * {@code credential_unavailable} when its value cannot be read), with one audit record, and nothing of
- * the request is forwarded (its body is dropped). Request bodies are passed on as they are.
+ * the request is forwarded (its body is dropped). The body of a request from an extension that holds
+ * credentials is held whole (up to {@code limits.max_buffered_body}, identity-coded only) and decided
+ * the same way: placeholders swapped in JSON and form bodies where {@code inject.body} allows it,
+ * any other placeholder refused; it then goes on with a recomputed {@code Content-Length}.
  *
  * <p>Responses (intercepted legs): every real value of the extension's credentials — raw, JSON-escaped
  * ({@code \/}), percent-encoded and base64 — is replaced by its placeholder in the response head and
@@ -54,6 +57,10 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     private final Credentials credentials;
     private final boolean intercepted;
     private boolean dropping;
+    /** The request whose body is being held for the body decision, or null. */
+    private ForwardRequest held;
+    private io.netty.buffer.CompositeByteBuf heldBody;
+    private Credentials.Snapshot heldSnapshot;
     /** Real-value forms and their placeholder forms for the response in progress, or null. */
     private Map<String, String> scrub;
     private int longest;
@@ -74,10 +81,17 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ForwardRequest request) {
             dropping = false;
+            releaseHeld();
             onRequest(ctx, request);
-        } else if (msg instanceof ExchangeControl.ClientClosedMidBody) {
+        } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
             dropping = false;
+            if (held != null) {
+                held.audit().error(closed.error()).emit();
+                releaseHeld();
+            }
             ctx.fireChannelRead(msg);
+        } else if (msg instanceof HttpContent content && held != null) {
+            onHeldContent(ctx, content);
         } else if (msg instanceof HttpContent content && dropping) {
             content.release();
             if (content instanceof LastHttpContent) {
@@ -103,14 +117,14 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 request.target().target().host(), request.target().target().port(), request.request().uri(), entries,
                 snapshot.vault()::value);
         switch (r.outcome()) {
-            case PASS -> ctx.fireChannelRead(request);
+            case PASS -> passOrHold(ctx, request, snapshot, extension);
             case REWRITTEN -> {
                 headers.clear();
                 r.headers().forEach(e -> headers.add(e.getKey(), e.getValue()));
                 request.request().setUri(r.uri());
                 r.injected().forEach(request.audit()::credentialInjected);
                 headers.set(HttpHeaderNames.ACCEPT_ENCODING, "identity");
-                ctx.fireChannelRead(request);
+                passOrHold(ctx, request, snapshot, extension);
             }
             case MISMATCH, UNAVAILABLE -> {
                 Reason reason = r.outcome() == CredentialRewriter.Outcome.MISMATCH
@@ -121,6 +135,102 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             }
             default -> throw new IllegalStateException(r.outcome().toString());
         }
+    }
+
+    /**
+     * Forwards {@code request}, or holds it while its body arrives when its extension holds credentials
+     * and the body is identity-coded: the body is then decided whole ({@link CredentialRewriter#decideBody}),
+     * up to {@code limits.max_buffered_body}; a larger body goes on as it streams, unscanned.
+     */
+    private void passOrHold(ChannelHandlerContext ctx, ForwardRequest request, Credentials.Snapshot snapshot,
+                            String extension) {
+        io.netty.handler.codec.http.HttpRequest head = request.request();
+        boolean hasBody = HttpUtil.isTransferEncodingChunked(head) || HttpUtil.getContentLength(head, 0L) > 0;
+        String coding = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+        boolean identity = coding == null || coding.isBlank() || coding.trim().equalsIgnoreCase("identity");
+        if (!hasBody || !identity || head instanceof io.netty.handler.codec.http.FullHttpRequest
+                || snapshot.table().grants(extension).isEmpty()) {
+            ctx.fireChannelRead(request);
+            return;
+        }
+        held = request;
+        heldSnapshot = snapshot;
+        heldBody = ctx.alloc().compositeBuffer(1024);
+    }
+
+    private void onHeldContent(ChannelHandlerContext ctx, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        heldBody.addComponent(true, content.content().retain());
+        content.release();
+        long cap = held.policy().limits().maxBufferedBodyBytes();
+        if (!last && heldBody.readableBytes() > cap) {
+            // Too large to hold: it goes on as it streams, unscanned (docs/credentials.md).
+            ForwardRequest request = held;
+            io.netty.buffer.ByteBuf body = heldBody;
+            held = null;
+            heldBody = null;
+            ctx.fireChannelRead(request);
+            ctx.fireChannelRead(new DefaultHttpContent(body));
+            return;
+        }
+        if (!last) {
+            return;
+        }
+        ForwardRequest request = held;
+        io.netty.buffer.ByteBuf body = heldBody;
+        held = null;
+        heldBody = null;
+        String text = body.toString(StandardCharsets.ISO_8859_1);
+        body.release();
+        CredentialRewriter.Result r = CredentialRewriter.decideBody(heldSnapshot.table(),
+                request.audit().extensionOrNull(), intercepted, request.target().target().host(),
+                request.target().target().port(), request.request().uri(),
+                request.request().headers().get(HttpHeaderNames.CONTENT_TYPE), text, heldSnapshot.vault()::value);
+        heldSnapshot = null;
+        switch (r.outcome()) {
+            case MISMATCH, UNAVAILABLE -> {
+                Reason reason = r.outcome() == CredentialRewriter.Outcome.MISMATCH
+                        ? Reason.CREDENTIAL_HOST_MISMATCH : Reason.CREDENTIAL_UNAVAILABLE;
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request,
+                        Decision.deny(reason, "credentials." + r.credential()), r.detail()));
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+            }
+            default -> {
+                byte[] bytes = r.uri().getBytes(StandardCharsets.ISO_8859_1);
+                if (r.outcome() == CredentialRewriter.Outcome.REWRITTEN) {
+                    r.injected().forEach(request.audit()::credentialInjected);
+                    request.request().headers().set(HttpHeaderNames.ACCEPT_ENCODING, "identity");
+                }
+                // held whole: sent with its length, recomputed when the swap changed it
+                HttpUtil.setTransferEncodingChunked(request.request(), false);
+                HttpUtil.setContentLength(request.request(), bytes.length);
+                ctx.fireChannelRead(request);
+                ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)));
+            }
+        }
+    }
+
+    private void releaseHeld() {
+        if (heldBody != null) {
+            heldBody.release();
+        }
+        held = null;
+        heldBody = null;
+        heldSnapshot = null;
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (held != null) {
+            held.audit().error("downstream closed before the request body ended").emit();
+        }
+        releaseHeld();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        releaseHeld();
     }
 
     /** The forms of each granted value to replace in responses, longest first; null when none. */

@@ -106,6 +106,7 @@ class CredentialInjectionTest {
                       paths: ["/v1/**"]
                       header: [authorization, x-api-key]
                       query: key
+                      body: true
                   git:
                     source: { file: "%13$s", key: token }
                     inject: { hosts: [%3$s], ports: [%5$d], basic: true }
@@ -202,6 +203,48 @@ class CredentialInjectionTest {
                 Base64.getEncoder().withoutPadding().encodeToString(REAL.getBytes(StandardCharsets.UTF_8)))
                 .contains("data: {\"k\":\"" + ph + "\"}").contains(ph + " " + ph + " " + b64);
         assertThat(Files.readString(headers)).doesNotContain(REAL).containsIgnoringCase("x-echo: " + ph);
+    }
+
+    @Test
+    void jsonAndFormBodiesGetTheRealValueWithTheirLengthRecomputed() throws Exception {
+        String ph = placeholders.placeholder("agent", "llm");
+        StringBuilder json = new StringBuilder("{\"pad\":\"");
+        while (json.length() < 65_536 - 30) {
+            json.append('a');
+        }
+        json.append("\",\"key\":\"").append(ph).append("\",\"pad2\":\"");
+        while (json.length() < 200_000) {
+            json.append('b');
+        }
+        json.append("\",\"again\":\"").append(ph).append("\"}");
+        Path file = dir.resolve("body.json");
+        Files.writeString(file, json.toString());
+        List<String> args = new ArrayList<>(List.of("-x", proxy("agent"), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Content-Type: application/json",
+                "-H", "Transfer-Encoding: chunked", "--data-binary", "@" + file, url(API, "/v1/chat")));
+        CurlResult posted = Curl.run(args, Duration.ofSeconds(30));
+        assertThat(posted.httpStatus()).as(posted.stderr()).isEqualTo(200);
+        RecordingOrigin.Seen seen = api.requests().get(api.requests().size() - 1);
+        String expected = json.toString().replace(ph, REAL);
+        assertThat(new String(seen.body(), StandardCharsets.UTF_8)).isEqualTo(expected);
+        assertThat(seen.header("content-length")).isEqualTo(String.valueOf(expected.length()));
+
+        List<String> form = new ArrayList<>(List.of("-x", proxy("agent"), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "--data", "key=" + ph + "&x=1",
+                url(API, "/v1/form")));
+        assertThat(Curl.run(form, Duration.ofSeconds(30)).httpStatus()).isEqualTo(200);
+        RecordingOrigin.Seen formSeen = api.requests().get(api.requests().size() - 1);
+        assertThat(new String(formSeen.body(), StandardCharsets.UTF_8)).isEqualTo("key=" + REAL + "&x=1");
+        assertThat(lastAudit("/v1/form").path("credentials").toString()).isEqualTo("[\"llm\"]");
+
+        int before = api.requests().size();
+        List<String> foreign = new ArrayList<>(List.of("-x", proxy("agent"), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Content-Type: application/json",
+                "--data-binary", "@" + file, url(OTHER, "/v1/chat")));
+        CurlResult refused = Curl.run(foreign, Duration.ofSeconds(30));
+        assertThat(refused.httpStatus()).isEqualTo(403);
+        assertThat(refused.body()).contains("credential_host_mismatch");
+        assertThat(api.requests()).hasSize(before);
     }
 
     @Test

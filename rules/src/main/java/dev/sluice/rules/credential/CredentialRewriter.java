@@ -173,6 +173,66 @@ public final class CredentialRewriter {
         return new Result(Outcome.REWRITTEN, out, newUri, List.copyOf(injected), null, null);
     }
 
+    /**
+     * Decides one request body, held whole (after the head was decided): swaps the extension's raw
+     * placeholders where the credential's {@code inject.body} allows it — in a JSON body (RFC 8259) as a
+     * JSON-escaped value, in an {@code application/x-www-form-urlencoded} body as a percent-encoded one —
+     * then refuses any placeholder shape left, in any encoding {@link #find} knows.
+     *
+     * @param contentType the request's {@code Content-Type}, or null
+     * @param body the body's bytes as ISO-8859-1 characters (one char per byte), identity-coded
+     * @return the decision; {@link Result#uri()} carries the new body (REWRITTEN), {@code headers} is null
+     */
+    public static Result decideBody(PlaceholderTable table, String extension, boolean intercepted, String host,
+                                    int port, String uri, String contentType, String body,
+                                    Function<String, String> values) {
+        String type = contentType == null ? "" : contentType.toLowerCase(Locale.ROOT);
+        boolean json = type.contains("json");
+        boolean form = type.startsWith("application/x-www-form-urlencoded");
+        Set<String> injected = new LinkedHashSet<>();
+        String out = body;
+        if (intercepted && (json || form) && containsIgnoreCase(body, Placeholders.PREFIX)) {
+            for (PlaceholderTable.Grant g : table.grants(extension).values()) {
+                Credential.Inject inject = g.credential().inject();
+                if (!inject.body() || !inject.covers(host, port, uri) || !out.contains(g.placeholder())) {
+                    continue;
+                }
+                String real = values.apply(g.credential().name());
+                if (real == null) {
+                    return refusal(Outcome.UNAVAILABLE, null, uri, g.credential().name(), "body");
+                }
+                String encoded = json ? jsonEscape(real) : URLEncoder.encode(real, StandardCharsets.UTF_8);
+                out = out.replace(g.placeholder(),
+                        new String(encoded.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1));
+                injected.add(g.credential().name());
+            }
+        }
+        String left = find(out);
+        if (left != null) {
+            String name = table.lookup(left.toLowerCase(Locale.ROOT)).map(g -> g.credential().name()).orElse("unknown");
+            return refusal(Outcome.MISMATCH, null, uri, name, "placeholder in the request body where it may not be");
+        }
+        if (injected.isEmpty()) {
+            return new Result(Outcome.PASS, null, body, List.of(), null, null);
+        }
+        return new Result(Outcome.REWRITTEN, null, out, List.copyOf(injected), null, null);
+    }
+
+    private static String jsonEscape(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 8);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
     private static Result refusal(Outcome outcome, List<Map.Entry<String, String>> headers, String uri,
                                   String credential, String detail) {
         return new Result(outcome, headers, uri, List.of(), credential, detail);

@@ -70,9 +70,8 @@ public final class PolicyLoader {
     private static final Set<String> CREDENTIAL_KEYS = orderedSet("source", "optional", "placeholder_env", "inject");
     private static final Set<String> CREDENTIAL_SOURCE_KEYS = orderedSet("env", "file", "key", "command", "ttl");
     private static final Set<String> CREDENTIAL_INJECT_KEYS = orderedSet("hosts", "ports", "paths", "header", "basic",
-            "query");
-    /** {@code inject.body}: JSON and form bodies are not rewritten by this build (docs/credentials.md). */
-    private static final Set<String> CREDENTIAL_INJECT_UNSUPPORTED = orderedSet("body");
+            "query", "body");
+    private static final Set<String> CREDENTIAL_INJECT_UNSUPPORTED = orderedSet();
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     /** How long a {@code command} source's value is kept when {@code ttl} is not given. */
     static final Duration DEFAULT_CREDENTIAL_TTL = Duration.ofMinutes(15);
@@ -996,8 +995,9 @@ public final class PolicyLoader {
             List<String> headers = names(value(m, "header"), path + ".header", true);
             boolean basic = bool(value(m, "basic"), path + ".basic", false);
             List<String> query = names(value(m, "query"), path + ".query", false);
-            if (headers.isEmpty() && !basic && query.isEmpty() && errors.size() == before) {
-                error(m.loc(), path + ": no place for the placeholder (expected: at least one of header, basic, query)");
+            boolean body = bool(value(m, "body"), path + ".body", false);
+            if (headers.isEmpty() && !basic && query.isEmpty() && !body && errors.size() == before) {
+                error(m.loc(), path + ": no place for the placeholder (expected: at least one of header, basic, query, body)");
             }
             if (headers.contains("authorization") && basic) {
                 error(m.loc(), path + ": header authorization and basic both (expected: one; basic decodes a Basic value,"
@@ -1006,7 +1006,7 @@ public final class PolicyLoader {
             if (errors.size() != before) {
                 return null;
             }
-            return new Credential.Inject(hosts, ports, paths, headers, basic, query, false);
+            return new Credential.Inject(hosts, ports, paths, headers, basic, query, body);
         }
 
         /** A name or a list of names (header names are RFC 9110 tokens, lower-cased). */

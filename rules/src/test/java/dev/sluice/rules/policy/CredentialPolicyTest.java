@@ -85,16 +85,16 @@ class CredentialPolicyTest {
                   body:
                     source: {env: C}
                     placeholder_env: PLAIN
-                    inject: {hosts: [api.openai.com], body: true}
+                    inject: {hosts: [api.openai.com], body: maybe}
                 """;
         String message = errors(text);
         assertThat(message)
                 .contains("p.yaml:13:13: credentials.openai.source: more than one of env, file, command")
                 .contains("p.yaml:17:22: credentials.plain.inject.hosts[0]: example.org is not under inspect")
                 .contains("credentials.nowhere.source.ttl: only a command source takes ttl")
-                .contains("credentials.nowhere.inject: no place for the placeholder")
+                .contains("credentials.nowhere.inject: no place for the placeholder (expected: at least one of header, basic, query, body)")
                 .contains("credentials.body.placeholder_env: PLAIN is already the variable of the credential")
-                .contains("credentials.body.inject.body: not supported by this build yet");
+                .contains("credentials.body.inject.body: maybe (expected: true or false)");
     }
 
     @Test
