@@ -37,7 +37,7 @@ import java.util.Map;
  * placeholder left anywhere in the head is refused with 403 {@code credential_host_mismatch} (and 503
  * {@code credential_unavailable} when its value cannot be read), with one audit record, and nothing of
  * the request is forwarded (its body is dropped). The body of a request from an extension that holds
- * credentials is held whole (up to {@code limits.max_buffered_body}, identity-coded only) and decided
+ * credentials is held whole (up to {@code limits.max_buffered_body}; gzip and deflate undone and redone) and decided
  * the same way: placeholders swapped in JSON and form bodies where {@code inject.body} allows it,
  * any other placeholder refused; it then goes on with a recomputed {@code Content-Length}.
  *
@@ -146,9 +146,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                             String extension) {
         io.netty.handler.codec.http.HttpRequest head = request.request();
         boolean hasBody = HttpUtil.isTransferEncodingChunked(head) || HttpUtil.getContentLength(head, 0L) > 0;
-        String coding = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
-        boolean identity = coding == null || coding.isBlank() || coding.trim().equalsIgnoreCase("identity");
-        if (!hasBody || !identity || head instanceof io.netty.handler.codec.http.FullHttpRequest
+        if (!hasBody || coding(head) == null || head instanceof io.netty.handler.codec.http.FullHttpRequest
                 || snapshot.table().grants(extension).isEmpty()) {
             ctx.fireChannelRead(request);
             return;
@@ -180,8 +178,19 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         io.netty.buffer.ByteBuf body = heldBody;
         held = null;
         heldBody = null;
-        String text = body.toString(StandardCharsets.ISO_8859_1);
+        String coding = coding(request.request());
+        byte[] original = io.netty.buffer.ByteBufUtil.getBytes(body);
         body.release();
+        byte[] plain = coding.equals("identity") ? original
+                : decode(coding, original, request.policy().limits().maxInspectedBodyBytes());
+        if (plain == null) {
+            // does not decode within the inspection cap: it goes on as it came, unscanned
+            heldSnapshot = null;
+            ctx.fireChannelRead(request);
+            ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(original)));
+            return;
+        }
+        String text = new String(plain, StandardCharsets.ISO_8859_1);
         CredentialRewriter.Result r = CredentialRewriter.decideBody(heldSnapshot.table(),
                 request.audit().extensionOrNull(), intercepted, request.target().target().host(),
                 request.target().target().port(), request.request().uri(),
@@ -196,7 +205,8 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
             }
             default -> {
-                byte[] bytes = r.uri().getBytes(StandardCharsets.ISO_8859_1);
+                byte[] bytes = r.outcome() != CredentialRewriter.Outcome.REWRITTEN ? original
+                        : encode(coding, r.uri().getBytes(StandardCharsets.ISO_8859_1));
                 if (r.outcome() == CredentialRewriter.Outcome.REWRITTEN) {
                     r.injected().forEach(request.audit()::credentialInjected);
                     request.request().headers().set(HttpHeaderNames.ACCEPT_ENCODING, "identity");
@@ -208,6 +218,54 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)));
             }
         }
+    }
+
+    /** The body's coding when this phase can read it ({@code identity}, {@code gzip}, {@code deflate}), else null. */
+    private static String coding(io.netty.handler.codec.http.HttpRequest head) {
+        String coding = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+        if (coding == null || coding.isBlank()) {
+            return "identity";
+        }
+        String c = coding.trim().toLowerCase(java.util.Locale.ROOT);
+        return switch (c) {
+            case "identity" -> "identity";
+            case "gzip", "x-gzip" -> "gzip";
+            case "deflate" -> "deflate";
+            default -> null;
+        };
+    }
+
+    /** Undoes gzip (RFC 1952) or deflate (zlib, RFC 1950); null when it fails or exceeds {@code cap} bytes. */
+    private static byte[] decode(String coding, byte[] data, long cap) {
+        try (java.io.InputStream in = coding.equals("gzip")
+                ? new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(data))
+                : new java.util.zip.InflaterInputStream(new java.io.ByteArrayInputStream(data))) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            byte[] buf = new byte[8192];
+            for (int n; (n = in.read(buf)) >= 0; ) {
+                out.write(buf, 0, n);
+                if (out.size() > cap) {
+                    return null;
+                }
+            }
+            return out.toByteArray();
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
+    private static byte[] encode(String coding, byte[] data) {
+        if (coding.equals("identity")) {
+            return data;
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (java.io.OutputStream z = coding.equals("gzip") ? new java.util.zip.GZIPOutputStream(out)
+                : new java.util.zip.DeflaterOutputStream(out)) {
+            z.write(data);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e); // in memory: cannot happen
+        }
+        return out.toByteArray();
     }
 
     private void releaseHeld() {

@@ -40,6 +40,8 @@ class CredentialInjectionTest {
     private static final String OTHER = "other.llm.test";
     private static final String GIT = "git.llm.test";
     private static final String PLAIN = "plain.llm.test";
+    /** An inspected host without redaction: bodies reach the credential phase as the client coded them. */
+    private static final String RAW = "raw.llm.test";
     private static final String REAL = "sk-real-0123456789abcdefghij";
     private static final String GIT_REAL = "ghp_realtoken0123456789";
 
@@ -53,7 +55,7 @@ class CredentialInjectionTest {
 
     @BeforeEach
     void start() throws Exception {
-        TestTls tls = TestTls.create(dir.resolve("tls"), API, OTHER);
+        TestTls tls = TestTls.create(dir.resolve("tls"), API, OTHER, RAW);
         TestTls gitTls = TestTls.create(dir.resolve("git-tls"), GIT);
         api = RecordingOrigin.tls(tls, false);
         plain = new RecordingOrigin();
@@ -81,6 +83,7 @@ class CredentialInjectionTest {
                       - { host: %2$s, ports: [%4$d] }
                       - { host: %3$s, ports: [%5$d] }
                       - { host: %9$s, ports: [%10$d] }
+                      - { host: %14$s, ports: [%4$d] }
                     credentials: [llm, git, gone]
                   other:
                     auth: { token_sha256: "%11$s" }
@@ -89,11 +92,12 @@ class CredentialInjectionTest {
                     credentials: [llm]
                 network:
                   allow_private: ["127.0.0.1/32"]
-                  hosts: { %1$s: 127.0.0.1, %2$s: 127.0.0.1, %3$s: 127.0.0.1, %9$s: 127.0.0.1 }
+                  hosts: { %1$s: 127.0.0.1, %2$s: 127.0.0.1, %3$s: 127.0.0.1, %9$s: 127.0.0.1, %14$s: 127.0.0.1 }
                 inspect:
                   %1$s: {}
                   %2$s: {}
                   %3$s: {}
+                  %14$s: { redact: false }
                 tls:
                   extra_trust: ["%6$s", "%12$s"]
                 credentials:
@@ -101,7 +105,7 @@ class CredentialInjectionTest {
                     source: { file: "%7$s" }
                     placeholder_env: LLM_API_KEY
                     inject:
-                      hosts: [%1$s]
+                      hosts: [%1$s, %14$s]
                       ports: [%4$d]
                       paths: ["/v1/**"]
                       header: [authorization, x-api-key]
@@ -117,7 +121,7 @@ class CredentialInjectionTest {
                 listen:
                   proxy: 127.0.0.1:0
                 """.formatted(API, OTHER, GIT, api.port(), git.port(), tls.caPem().toAbsolutePath(), key,
-                sha256("tok-agent"), PLAIN, plain.port(), sha256("tok-other"), gitTls.caPem().toAbsolutePath(), json));
+                sha256("tok-agent"), PLAIN, plain.port(), sha256("tok-other"), gitTls.caPem().toAbsolutePath(), json, RAW));
         placeholders = PlaceholderKey.loadOrCreate(sluice.dataDir());
     }
 
@@ -212,7 +216,7 @@ class CredentialInjectionTest {
         while (json.length() < 65_536 - 30) {
             json.append('a');
         }
-        json.append("\",\"key\":\"").append(ph).append("\",\"pad2\":\"");
+        json.append("\",\"api_key\":\"").append(ph).append("\",\"pad2\":\"");
         while (json.length() < 200_000) {
             json.append('b');
         }
@@ -244,6 +248,31 @@ class CredentialInjectionTest {
         CurlResult refused = Curl.run(foreign, Duration.ofSeconds(30));
         assertThat(refused.httpStatus()).isEqualTo(403);
         assertThat(refused.body()).contains("credential_host_mismatch");
+        assertThat(api.requests()).hasSize(before);
+    }
+
+    @Test
+    void aGzipBodyIsDecodedSwappedAndEncodedAgainOrRefused() throws Exception {
+        String ph = placeholders.placeholder("agent", "llm");
+        String json = "{\"model\":\"m\",\"api_key\":\"" + ph + "\"}";
+        Path file = dir.resolve("body.json.gz");
+        try (var z = new java.util.zip.GZIPOutputStream(Files.newOutputStream(file))) {
+            z.write(json.getBytes(StandardCharsets.UTF_8));
+        }
+        List<String> args = new ArrayList<>(List.of("-x", proxy("agent"), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Content-Type: application/json",
+                "-H", "Content-Encoding: gzip", "--data-binary", "@" + file, url(RAW, "/v1/gz")));
+        assertThat(Curl.run(args, Duration.ofSeconds(30)).httpStatus()).isEqualTo(200);
+        RecordingOrigin.Seen seen = api.requests().get(api.requests().size() - 1);
+        assertThat(seen.header("content-encoding")).isEqualTo("gzip");
+        byte[] received = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(seen.body())).readAllBytes();
+        assertThat(new String(received, StandardCharsets.UTF_8)).isEqualTo(json.replace(ph, REAL));
+        assertThat(seen.header("content-length")).isEqualTo(String.valueOf(seen.body().length));
+
+        int before = api.requests().size();
+        args.set(args.size() - 1, url(OTHER, "/v1/gz"));
+        CurlResult refused = Curl.run(args, Duration.ofSeconds(30));
+        assertThat(refused.httpStatus()).as(refused.body() + " " + sluice.audit()).isEqualTo(403);
         assertThat(api.requests()).hasSize(before);
     }
 
