@@ -151,9 +151,20 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             ctx.fireChannelRead(request);
             return;
         }
+        if (HttpUtil.getContentLength(head, -1L) > request.policy().limits().maxBufferedBodyBytes()) {
+            ctx.fireChannelRead(request); // too large to hold: streams, unscanned
+            return;
+        }
         held = request;
         heldSnapshot = snapshot;
         heldBody = ctx.alloc().compositeBuffer(1024);
+        if (HttpUtil.is100ContinueExpected(head)) {
+            // RFC 9110 section 10.1.1: the body is needed before the head can go; ask for it.
+            HttpUtil.set100ContinueExpected(head, false);
+            ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                    io.netty.handler.codec.http.HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER))
+                    .addListener(io.netty.channel.ChannelFutureListener.CLOSE_ON_FAILURE);
+        }
     }
 
     private void onHeldContent(ChannelHandlerContext ctx, HttpContent content) {
