@@ -33,7 +33,7 @@ class CredentialRewriterTest {
                 credentials:
                   openai:
                     source: {env: X}
-                    inject: {hosts: [api.openai.com], paths: ["/v1/**"], header: [authorization, x-api-key], query: key}
+                    inject: {hosts: [api.openai.com], paths: ["/v1/**"], header: [authorization, x-api-key], query: key, body: true}
                   git:
                     source: {env: Y}
                     inject: {hosts: [git.example.org], basic: true}
@@ -113,6 +113,31 @@ class CredentialRewriterTest {
                 .as("JSON escapes").isEqualTo(Outcome.MISMATCH);
         assertThat(decide("agent", true, "other.example.org", "/x", "X", "sluice-cred-made-up-"
                 + "0123456789abcdef0123456789abcdef").credential()).as("a shape no grant has").isEqualTo("unknown");
+    }
+
+    @Test
+    void bodiesAreSwappedByTheirTypeAndEveryOtherPlaceholderIsRefused() {
+        Map<String, String> values = Map.of("openai", "sk-\"q/\\", "git", "g");
+        Result json = CredentialRewriter.decideBody(table, "agent", true, "api.openai.com", 443, "/v1/x",
+                "application/json; charset=utf-8", "{\"k\":\"" + ph + "\"}", values::get);
+        assertThat(json.outcome()).isEqualTo(Outcome.REWRITTEN);
+        assertThat(json.uri()).isEqualTo("{\"k\":\"sk-\\\"q/\\\\\"}");
+        Result form = CredentialRewriter.decideBody(table, "agent", true, "api.openai.com", 443, "/v1/x",
+                "application/x-www-form-urlencoded", "k=" + ph + "&a=1", values::get);
+        assertThat(form.uri()).isEqualTo("k=sk-%22q%2F%5C&a=1");
+        assertThat(CredentialRewriter.decideBody(table, "agent", true, "other.example.org", 443, "/v1/x",
+                "application/json", "{\"k\":\"" + ph + "\"}", values::get).outcome()).isEqualTo(Outcome.MISMATCH);
+        assertThat(CredentialRewriter.decideBody(table, "agent", true, "api.openai.com", 443, "/v1/x",
+                "text/plain", "k " + ph, values::get).outcome()).as("a type inject.body does not read")
+                .isEqualTo(Outcome.MISMATCH);
+        assertThat(CredentialRewriter.decideBody(table, "agent", true, "api.openai.com", 443, "/v1/x",
+                "application/json", "{\"k\":\"" + ph.replace("-", "\\u002d") + "\"}", values::get).outcome())
+                .as("JSON-escaped: recognised, not swapped").isEqualTo(Outcome.MISMATCH);
+        assertThat(CredentialRewriter.decideBody(table, "agent", true, "api.openai.com", 443, "/v1/x",
+                "application/json", "{\"k\":\"" + Base64.getEncoder().encodeToString(ph.getBytes(StandardCharsets.UTF_8))
+                        + "\"}", values::get).outcome()).as("base64 in a body").isEqualTo(Outcome.MISMATCH);
+        assertThat(CredentialRewriter.decideBody(table, "agent", true, "api.openai.com", 443, "/v1/x",
+                "application/json", "{\"k\":\"plain\"}", values::get).outcome()).isEqualTo(Outcome.PASS);
     }
 
     @Test
