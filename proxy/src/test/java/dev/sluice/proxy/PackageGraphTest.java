@@ -64,7 +64,7 @@ class PackageGraphTest {
                 .layer("leaves").definedBy("dev.sluice.proxy.http..", "dev.sluice.proxy.exchange..",
                         "dev.sluice.proxy.core..", "dev.sluice.proxy.dial..", "dev.sluice.proxy.tls..",
                         "dev.sluice.proxy.audit..", "dev.sluice.proxy.metrics..", "dev.sluice.proxy.limits..",
-                        "dev.sluice.proxy.transport..", "dev.sluice.proxy.approval..")
+                        "dev.sluice.proxy.transport..", "dev.sluice.proxy.approval..", "dev.sluice.proxy.credential..")
                 .layer("modules").definedBy("dev.sluice.rules..", "dev.sluice.certs..", "dev.sluice.hosts..")
                 .whereLayer("root").mayNotBeAccessedByAnyLayer()
                 .whereLayer("listeners").mayOnlyBeAccessedByLayers("root")

@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 
 /**
  * The record filters of {@code sluice audit summary|tail}: {@code --since}, {@code --extension},
- * {@code --decision}. A record passes when it passes every filter given.
+ * {@code --decision}, {@code --credential}. A record passes when it passes every filter given.
  */
 final class AuditFilter {
 
@@ -32,6 +32,10 @@ final class AuditFilter {
     @Option(names = "--decision", paramLabel = "DECISION", description = "Only records with this decision: "
             + "allow, deny or would_deny.")
     String decision;
+
+    @Option(names = "--credential", paramLabel = "NAME", description = "Only records of requests this credential "
+            + "was injected into, or that were refused over its placeholder (rule credentials.NAME).")
+    String credential;
 
     private Instant sinceInstant;
 
@@ -75,6 +79,9 @@ final class AuditFilter {
         if (decision != null && !decision.equals(record.path(AuditFields.DECISION).asText(null))) {
             return false;
         }
+        if (credential != null && !usesCredential(record, credential)) {
+            return false;
+        }
         if (sinceInstant != null) {
             String time = record.path(AuditFields.TIME).asText(null);
             if (time == null) {
@@ -87,5 +94,15 @@ final class AuditFilter {
             }
         }
         return true;
+    }
+
+    /** Answers whether {@code record} injected {@code name} or was refused over its placeholder. */
+    static boolean usesCredential(JsonNode record, String name) {
+        for (JsonNode n : record.path(AuditFields.CREDENTIALS)) {
+            if (name.equals(n.asText())) {
+                return true;
+            }
+        }
+        return ("credentials." + name).equals(record.path(AuditFields.RULE).asText(null));
     }
 }

@@ -29,6 +29,9 @@ import picocli.CommandLine.Option;
  * else {@code $SLUICE_DATA_DIR}, else {@code ./sluice-data}); the first comment lines name the CA file.
  * Creates the CA if there is none yet, with a warning on standard error: a proxy that has run with that
  * data dir would have created it, so the exports likely name another CA than the running proxy's.
+ * Last, one variable per credential the extension may use ({@code placeholder_env}), holding its
+ * placeholder (derived from {@code <data dir>/credential-placeholder.key}, created when absent; see
+ * docs/credentials.md).
  */
 @Command(name = "env", description = "Print shell exports for a sandboxed process.")
 final class EnvCommand extends CliCommand implements Callable<Integer> {
@@ -109,6 +112,15 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
         for (String name : new String[] {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
                 "CARGO_HTTP_CAINFO"}) {
             export(out, name, bundle.toString());
+        }
+        java.util.List<String> granted = policy.extension(extension).get().credentials();
+        if (!granted.isEmpty()) {
+            dev.sluice.rules.credential.Placeholders placeholders =
+                    dev.sluice.proxy.credential.PlaceholderKey.loadOrCreate(common.dataDir);
+            out.println("# Credentials: placeholders Sluice swaps for the real values on the hosts they belong to");
+            for (String name : granted) {
+                export(out, policy.credentials().get(name).placeholderEnv(), placeholders.placeholder(extension, name));
+            }
         }
         return 0;
     }

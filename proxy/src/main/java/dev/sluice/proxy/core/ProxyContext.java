@@ -29,7 +29,15 @@ import java.time.Clock;
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
                            Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
                            @Nullable InterceptionTls interception, EgressBudgets budgets,
-                           dev.sluice.proxy.approval.@Nullable Approvals approvals) {
+                           dev.sluice.proxy.approval.@Nullable Approvals approvals,
+                           dev.sluice.proxy.credential.@Nullable Credentials credentials) {
+
+    /** A context without credential injection (placeholders are then not looked for). */
+    public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,
+                        SluiceMetrics metrics, ConnectionLimits connections, @Nullable InterceptionTls interception,
+                        EgressBudgets budgets, dev.sluice.proxy.approval.@Nullable Approvals approvals) {
+        this(policies, auditLog, audit, dialer, clock, metrics, connections, interception, budgets, approvals, null);
+    }
 
     /** A context without approvals. */
     public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,

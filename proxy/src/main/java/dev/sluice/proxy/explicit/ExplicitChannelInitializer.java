@@ -11,6 +11,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import dev.sluice.proxy.http.HttpPipeline;
+import dev.sluice.proxy.intercept.CredentialPhase;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.util.concurrent.TimeUnit;
 
@@ -45,8 +46,9 @@ public final class ExplicitChannelInitializer extends ChannelInitializer<Channel
                         TimeUnit.MILLISECONDS))
                 .addLast(HttpPipeline.HEADER_DEADLINE, new HeaderDeadline(limits.headerTimeout().toMillis()));
         HttpPipeline.install(p, HttpPipeline.HEADER_DEADLINE, limits, new ExplicitRequestHandler(context), null,
+                context.credentials() == null ? null : new CredentialPhase(context.credentials(), false),
                 new HttpForwarder(context));
         p.addLast(HttpPipeline.CONNECT, new ConnectHandler(context, HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER,
-                HttpPipeline.REQUEST, HttpPipeline.FORWARD));
+                HttpPipeline.REQUEST, HttpPipeline.CREDENTIALS, HttpPipeline.FORWARD));
     }
 }

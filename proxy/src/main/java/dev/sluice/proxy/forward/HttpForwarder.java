@@ -544,7 +544,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         ChannelPipeline downPipeline = down.pipeline();
         for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
-                HttpPipeline.REDACT, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
+                HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
             if (downPipeline.get(name) != null) {
                 downPipeline.remove(name);
             }

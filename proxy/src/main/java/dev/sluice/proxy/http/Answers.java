@@ -185,6 +185,11 @@ public final class Answers {
             case MALFORMED_REQUEST, MALFORMED_TARGET, AMBIGUOUS_FRAMING, HEADER_TOO_LARGE, HOST_MISMATCH,
                  UNSUPPORTED_ENCODING, UPGRADE_NOT_SUPPORTED -> "Sluice could not accept this request as sent; fix "
                     + "the request (see the error) and retry.";
+            case CREDENTIAL_HOST_MISMATCH -> "The request carried a credential placeholder where it may not go (another "
+                    + "host, path or extension, or an encoding of it); send it only where it belongs "
+                    + "(docs/credentials.md).";
+            case CREDENTIAL_UNAVAILABLE -> "Sluice cannot read the credential this placeholder stands for right now; "
+                    + "retry later, and tell the operator if it persists (quote the event_id).";
             case BODY_TOO_LARGE -> "The request body is larger than the policy's limits allow; send less.";
             case EGRESS_BUDGET, CONNECTION_LIMIT -> "Too much at once for extension " + ext + "; retry later.";
             default -> "Sluice or the upstream failed; retry later, and tell the operator if it persists "

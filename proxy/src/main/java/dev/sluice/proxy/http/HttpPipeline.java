@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.HttpResponseEncoder;
  *   encoder   HttpResponseEncoder
  *   request   the request phase (identify, canonicalise, decide)
  *   [redact]  the redaction phase, intercepted hosts with redact: true
+ *   [credentials] the credential phase: placeholders swapped (intercepted) or refused
  *   forward   the forwarder (one exchange at a time to the upstream)
  * </pre>
  */
@@ -34,6 +35,8 @@ public final class HttpPipeline {
     public static final String REQUEST = "request";
     /** Pipeline name of the redaction phase (intercepted hosts). */
     public static final String REDACT = "redact";
+    /** Pipeline name of the credential phase (placeholders swapped or refused). */
+    public static final String CREDENTIALS = "credentials";
     /** Pipeline name of the forwarding phase. */
     public static final String FORWARD = "forward";
     /** Pipeline name of the tunnel set-up phase (explicit listener). */
@@ -75,10 +78,19 @@ public final class HttpPipeline {
      */
     public static void install(ChannelPipeline pipeline, String after, Limits limits, ChannelHandler request,
                                ChannelHandler redact, ChannelHandler forward) {
+        install(pipeline, after, limits, request, redact, null, forward);
+    }
+
+    /**
+     * As {@link #install(ChannelPipeline, String, Limits, ChannelHandler, ChannelHandler, ChannelHandler)},
+     * with the credential phase ({@link #CREDENTIALS}, when non-null) between redaction and the forwarder.
+     */
+    public static void install(ChannelPipeline pipeline, String after, Limits limits, ChannelHandler request,
+                               ChannelHandler redact, ChannelHandler credentials, ChannelHandler forward) {
         String previous = after;
         previous = add(pipeline, previous, DECODER, newDecoder(limits));
         previous = add(pipeline, previous, ENCODER, new HttpResponseEncoder());
-        installPhases(pipeline, previous, request, redact, forward);
+        installPhases(pipeline, previous, request, redact, credentials, forward);
     }
 
     /**
@@ -91,9 +103,21 @@ public final class HttpPipeline {
      */
     public static void installPhases(ChannelPipeline pipeline, String after, ChannelHandler request,
                                      ChannelHandler redact, ChannelHandler forward) {
+        installPhases(pipeline, after, request, redact, null, forward);
+    }
+
+    /**
+     * As {@link #installPhases(ChannelPipeline, String, ChannelHandler, ChannelHandler, ChannelHandler)},
+     * with the credential phase ({@link #CREDENTIALS}, when non-null) between redaction and the forwarder.
+     */
+    public static void installPhases(ChannelPipeline pipeline, String after, ChannelHandler request,
+                                     ChannelHandler redact, ChannelHandler credentials, ChannelHandler forward) {
         String previous = add(pipeline, after, REQUEST, request);
         if (redact != null) {
             previous = add(pipeline, previous, REDACT, redact);
+        }
+        if (credentials != null) {
+            previous = add(pipeline, previous, CREDENTIALS, credentials);
         }
         add(pipeline, previous, FORWARD, forward);
     }

@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
+ *   credentials CredentialPhase: placeholders swapped for real values where inject allows, else refused
  *   forward  HttpForwarder with TLS
  * </pre>
  * When the handshake chose {@code h2}, the HTTP/1.1 handlers give way to {@link H2Interception}: each
@@ -77,7 +78,8 @@ public final class Interception {
         tunnelAudit.tlsMode("intercept");
         counter.fallback(tunnelAudit, traffic);
         ChannelPipeline p = downstream.pipeline();
-        for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.FORWARD)) {
+        for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.CREDENTIALS,
+                HttpPipeline.FORWARD)) {
             if (p.get(name) != null) {
                 p.remove(name);
             }
@@ -98,11 +100,12 @@ public final class Interception {
         p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
-                new RedactionPhase(inspected.redact()), forwarder);
+                new RedactionPhase(inspected.redact()),
+                context.credentials() == null ? null : new CredentialPhase(context.credentials(), true), forwarder);
         java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
         gate.h2 = () -> {
             for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
-                    HttpPipeline.REDACT, HttpPipeline.FORWARD)) {
+                    HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.FORWARD)) {
                 if (p.get(name) != null) {
                     p.remove(name);
                 }
@@ -118,7 +121,9 @@ public final class Interception {
                         HttpForwarder streamForwarder = new HttpForwarder(context, tls::installUpstream);
                         streamForwarder.pool(pool);
                         HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
-                                new RedactionPhase(inspected.redact()), streamForwarder);
+                                new RedactionPhase(inspected.redact()),
+                                context.credentials() == null ? null
+                                        : new CredentialPhase(context.credentials(), true), streamForwarder);
                         Channel first = spare.getAndSet(null);
                         if (first != null && first.isActive()) {
                             streamForwarder.adopt(first, counter, target, policy);

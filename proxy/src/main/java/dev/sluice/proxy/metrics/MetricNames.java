@@ -14,6 +14,8 @@ public final class MetricNames {
     public static final String REQUESTS = "sluice.requests";
     /** {@code sluice_redactions_total{extension,detector}}. */
     public static final String REDACTIONS = "sluice.redactions";
+    /** {@code sluice_credential_injections_total{extension,credential}}: requests a credential was injected into. */
+    public static final String CREDENTIAL_INJECTIONS = "sluice.credential.injections";
     /** {@code sluice_pin_failures_total{host}}. */
     public static final String PIN_FAILURES = "sluice.pin.failures";
     /** {@code sluice_active_connections{extension,listener}}: downstream connections bound to an extension. */
@@ -39,6 +41,7 @@ public final class MetricNames {
     public static final String DETECTOR = "detector";
     public static final String HOST = "host";
     public static final String SINK = "sink";
+    public static final String CREDENTIAL = "credential";
 
     /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
     public static final String DENIED_DESTINATION = "denied";

@@ -117,6 +117,14 @@ public final class SluiceMetrics {
                     .tags(MetricNames.EXTENSION, extension, MetricNames.DETECTOR, detector)
                     .register(registry).increment(count));
         }
+        if (record.credentials() != null) {
+            for (String credential : record.credentials()) {
+                Counter.builder(MetricNames.CREDENTIAL_INJECTIONS)
+                        .tags(MetricNames.EXTENSION, extension, MetricNames.CREDENTIAL, credential)
+                        .description("Requests Sluice injected a credential into")
+                        .register(registry).increment();
+            }
+        }
     }
 
     /** Counts a pin mismatch for {@code host} (a policy-listed inspect host: bounded). */

@@ -67,9 +67,27 @@ public final class PolicyReloader implements AutoCloseable {
      * @param holder where the running snapshot lives
      */
     public PolicyReloader(Path file, PolicyHolder holder) {
+        this(file, holder, next -> { });
+    }
+
+    /**
+     * A reloader that hands every policy that loads to {@code prepare} before swapping it in; a
+     * {@link PolicyException} from it fails the reload like a bad file (credentials that cannot be read).
+     */
+    public PolicyReloader(Path file, PolicyHolder holder, Prepare prepare) {
         this.file = Objects.requireNonNull(file, "file").toAbsolutePath();
         this.holder = Objects.requireNonNull(holder, "holder");
+        this.prepare = Objects.requireNonNull(prepare, "prepare");
     }
+
+    /** What readies a loaded policy before it runs. */
+    @FunctionalInterface
+    public interface Prepare {
+        /** Readies {@code next}; throws when it cannot run. */
+        void prepare(Policy next) throws PolicyException;
+    }
+
+    private final Prepare prepare;
 
     /**
      * Loads the file now and swaps it in if it loads. Thread-safe: attempts are serialised.
@@ -93,6 +111,7 @@ public final class PolicyReloader implements AutoCloseable {
         Policy next;
         try {
             next = PolicyLoader.load(file);
+            prepare.prepare(next);
         } catch (PolicyException e) {
             return fail(sha == null ? MISSING_FRAGMENT : sha, e.errors());
         }

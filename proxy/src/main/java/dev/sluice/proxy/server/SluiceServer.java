@@ -25,6 +25,7 @@ import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.rules.decision.SelfEndpoints;
 import dev.sluice.rules.policy.ListenSettings;
 import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.policy.PolicyException;
 import io.micrometer.core.instrument.Tags;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -95,13 +96,30 @@ public final class SluiceServer implements AutoCloseable {
     private final dev.sluice.proxy.approval.Approvals approvals;
     private final AuditExport export;
     private final Path dataDir;
+    private final dev.sluice.proxy.credential.Credentials credentials;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
                          Map<String, String> otelConfig) throws Exception {
         this.dataDir = dataDir;
         this.transport = Transport.detect(policy.listen().transparent() != null);
         this.policies = new PolicyHolder(policy, clock);
-        this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies);
+        this.credentials = dev.sluice.proxy.credential.Credentials.start(dataDir, clock);
+        try {
+            credentials.prepare(policy);
+        } catch (dev.sluice.proxy.credential.CredentialLoadException e) {
+            credentials.close();
+            throw new PolicyException(List.of(new dev.sluice.rules.policy.PolicyError(policy.source(), 0, 0,
+                    e.getMessage())));
+        }
+        dev.sluice.proxy.credential.Credentials creds = credentials;
+        this.reloader = policyFile == null ? null : new PolicyReloader(policyFile, policies, next -> {
+            try {
+                creds.prepare(next);
+            } catch (dev.sluice.proxy.credential.CredentialLoadException e) {
+                throw new PolicyException(List.of(new dev.sluice.rules.policy.PolicyError(next.source(), 0, 0,
+                        e.getMessage())));
+            }
+        });
         this.auditLog = auditLog;
         this.metrics = new SluiceMetrics();
         Path base = policyFile == null ? Path.of("").toAbsolutePath() : policyFile.toAbsolutePath().getParent();
@@ -134,7 +152,7 @@ public final class SluiceServer implements AutoCloseable {
             }
         });
         this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, records), dialer, clock,
-                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals);
+                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -414,6 +432,7 @@ public final class SluiceServer implements AutoCloseable {
         if (reloader != null) {
             reloader.close();
         }
+        credentials.close();
         approvals.close();
         for (Channel listener : listeners) {
             listener.close().awaitUninterruptibly();

@@ -225,6 +225,8 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
                 ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress(), original.getPort());
         ChannelPipeline pipeline = ctx.pipeline();
         HttpPipeline.install(pipeline, ctx.name(), policy.limits(), new ExplicitRequestHandler(context, front), null,
+                context.credentials() == null ? null : new dev.sluice.proxy.intercept.CredentialPhase(
+                        context.credentials(), false),
                 new HttpForwarder(context));
         ByteBuf bytes = cumulation;
         cumulation = null;

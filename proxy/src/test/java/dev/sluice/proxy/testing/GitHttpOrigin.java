@@ -45,6 +45,15 @@ public final class GitHttpOrigin implements AutoCloseable {
      * @param lengthRequired answer 411 to a chunked request body
      */
     public GitHttpOrigin(Path projectRoot, TestTls tls, boolean lengthRequired) throws Exception {
+        this(projectRoot, tls, lengthRequired, null);
+    }
+
+    /**
+     * As {@link #GitHttpOrigin(Path, TestTls, boolean)}, answering {@code 401} with a Basic challenge
+     * (RFC 7617) to every request whose {@code Authorization} is not {@code requiredAuthorization}.
+     */
+    public GitHttpOrigin(Path projectRoot, TestTls tls, boolean lengthRequired, String requiredAuthorization)
+            throws Exception {
         KeyStore keys = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(tls.keystore())) {
             keys.load(in, tls.keystorePassword().toCharArray());
@@ -58,6 +67,15 @@ public final class GitHttpOrigin implements AutoCloseable {
         server.setExecutor(executor);
         server.createContext("/", exchange -> {
             try {
+                if (requiredAuthorization != null
+                        && !requiredAuthorization.equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+                    exchange.getRequestBody().readAllBytes();
+                    seen.add(new Seen(exchange.getRequestMethod(), exchange.getRequestURI().getRawPath(), null, null,
+                            null, 401));
+                    exchange.getResponseHeaders().add("WWW-Authenticate", "Basic realm=\"git\"");
+                    exchange.sendResponseHeaders(401, -1);
+                    return;
+                }
                 serve(exchange, projectRoot, lengthRequired);
             } catch (IOException | RuntimeException e) {
                 exchange.sendResponseHeaders(500, -1);

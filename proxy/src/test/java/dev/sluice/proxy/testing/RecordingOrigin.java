@@ -187,6 +187,11 @@ public final class RecordingOrigin implements AutoCloseable {
                             ? HttpResponseStatus.LENGTH_REQUIRED : HttpResponseStatus.OK;
                     seen.add(new Seen(request.method().name(), request.uri(), headers, bytes, sha, kept.toByteArray(),
                             status.code()));
+                    String echo = request.headers().get("X-Echo-Header");
+                    if (echo != null) {
+                        echo(ctx, request.headers().get(echo, ""));
+                        return;
+                    }
                     byte[] body = ("ok " + bytes + " " + sha).getBytes(StandardCharsets.UTF_8);
                     FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                             status, Unpooled.wrappedBuffer(body));
@@ -204,5 +209,28 @@ public final class RecordingOrigin implements AutoCloseable {
                 }
             }
         }
-    }
+    
+        /**
+         * Echoes {@code value} back (as an origin that reflects a key would): in an {@code X-Echo} header
+         * and in a chunked {@code text/event-stream} body, split across two chunks mid-value, then raw,
+         * JSON-escaped ({@code \\/}) and base64 in the last chunk.
+         */
+        private void echo(ChannelHandlerContext ctx, String value) {
+            io.netty.handler.codec.http.DefaultHttpResponse head = new io.netty.handler.codec.http.DefaultHttpResponse(
+                    HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set("X-Echo", value).set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
+            HttpUtil.setTransferEncodingChunked(head, true);
+            ctx.write(head);
+            int half = value.length() / 2;
+            ctx.write(new io.netty.handler.codec.http.DefaultHttpContent(Unpooled.copiedBuffer(
+                    "data: {\"k\":\"" + value.substring(0, half), StandardCharsets.UTF_8)));
+            ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultHttpContent(Unpooled.copiedBuffer(
+                    value.substring(half) + "\"}\n\n", StandardCharsets.UTF_8)));
+            String tail = "data: " + value + " " + value.replace("/", "\\/") + " "
+                    + java.util.Base64.getEncoder().withoutPadding().encodeToString(value.getBytes(StandardCharsets.UTF_8))
+                    + "\n\n";
+            ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(
+                    Unpooled.copiedBuffer(tail, StandardCharsets.UTF_8)));
+        }
+}
 }

@@ -12,17 +12,25 @@ import java.util.List;
  * @param sources source prefixes that identify it in transparent mode
  * @param allow allow rules, own first, then each group's in the order listed
  * @param deny the extension's own deny rules
+ * @param credentials the names of the policy's {@code credentials} it may use, in the order listed
  *
  * <p>{@code allow} and {@code deny} are kept as immutable lists that also carry a lookup index (exact
  * names, suffixes, prefixes), so that deciding costs about the same for any number of rules.
  */
-public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, List<Rule> allow, List<Rule> deny) {
+public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, List<Rule> allow, List<Rule> deny,
+                        List<String> credentials) {
 
     public Extension {
         tokenSha256 = tokenSha256 == null ? null : tokenSha256.clone();
         sources = List.copyOf(sources);
         allow = RuleList.copyOf(allow);
         deny = RuleList.copyOf(deny);
+        credentials = credentials == null ? List.of() : List.copyOf(credentials);
+    }
+
+    /** An extension that may use no credential. */
+    public Extension(String name, byte[] tokenSha256, List<Cidr> sources, List<Rule> allow, List<Rule> deny) {
+        this(name, tokenSha256, sources, allow, deny, List.of());
     }
 
     /** The name of the extension that unidentified clients get, when the policy defines it. */
@@ -53,6 +61,6 @@ public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, Lis
     @Override
     public String toString() {
         return "Extension[name=" + name + ", token=" + (tokenSha256 == null ? "none" : "****")
-                + ", sources=" + sources + ", allow=" + allow.size() + ", deny=" + deny.size() + "]";
+                + ", sources=" + sources + ", allow=" + allow.size() + ", deny=" + deny.size() + ", credentials=" + credentials + "]";
     }
 }

@@ -29,18 +29,31 @@ import java.util.Optional;
  * @param includes the fragments merged in ({@code include}, recursively), absolute, in the order read;
  *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
  * @param approvals the {@code approvals} section, or null when requests that miss are simply refused
+ * @param credentials the top-level {@code credentials} map, by name (no values: docs/credentials.md)
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
-                     UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
+                     UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
+                     Map<String, Credential> credentials) {
 
     public Policy {
+        credentials = credentials == null ? Map.of() : java.util.Collections.unmodifiableMap(
+                new java.util.LinkedHashMap<>(credentials));
         upstreamProxy = upstreamProxy == null ? UpstreamProxy.NONE : upstreamProxy;
         includes = List.copyOf(includes);
         extensions = Map.copyOf(extensions);
         inspect = Map.copyOf(inspect);
         globalDeny = RuleList.copyOf(globalDeny);
+    }
+
+    /** A policy without credentials. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                  UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                upstreamProxy, includes, approvals, Map.of());
     }
 
     /** A policy without an {@code upstream_proxy} section, fragments or approvals. */

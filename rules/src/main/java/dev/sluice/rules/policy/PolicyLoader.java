@@ -66,7 +66,15 @@ public final class PolicyLoader {
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
             "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "upstream_proxy", "include",
-            "approvals");
+            "approvals", "credentials");
+    private static final Set<String> CREDENTIAL_KEYS = orderedSet("source", "optional", "placeholder_env", "inject");
+    private static final Set<String> CREDENTIAL_SOURCE_KEYS = orderedSet("env", "file", "key", "command", "ttl");
+    private static final Set<String> CREDENTIAL_INJECT_KEYS = orderedSet("hosts", "ports", "paths", "header", "basic",
+            "query", "body");
+    private static final Set<String> CREDENTIAL_INJECT_UNSUPPORTED = orderedSet();
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
+    /** How long a {@code command} source's value is kept when {@code ttl} is not given. */
+    static final Duration DEFAULT_CREDENTIAL_TTL = Duration.ofMinutes(15);
     private static final Set<String> APPROVAL_KEYS = orderedSet("backend", "timeout", "scopes", "overlay");
     /** What a fragment named by {@code include} may contain (docs/policy.md "include"). */
     private static final Set<String> FRAGMENT_KEYS = orderedSet("include", "groups", "extensions");
@@ -81,7 +89,8 @@ public final class PolicyLoader {
     private static final Set<String> CUSTOM_DETECTOR_KEYS = orderedSet("id", "pattern", "keywords", "max_length");
     /** Longest match of a custom detector unless {@code max_length} says otherwise, in bytes. */
     static final int DEFAULT_CUSTOM_MAX_LENGTH = 256;
-    private static final Set<String> EXTENSION_KEYS = orderedSet("auth", "sources", "allow", "deny", "groups");
+    private static final Set<String> EXTENSION_KEYS = orderedSet("auth", "sources", "allow", "deny", "groups",
+            "credentials");
     private static final Set<String> AUTH_KEYS = orderedSet("token_sha256");
     private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths", "tls_only");
     private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
@@ -113,6 +122,12 @@ public final class PolicyLoader {
         Set<String> redaction = new LinkedHashSet<>(REDACTION_KEYS);
         redaction.addAll(CUSTOM_DETECTOR_KEYS);
         tables.put("`redaction`", redaction);
+        Set<String> credential = new LinkedHashSet<>(CREDENTIAL_KEYS);
+        credential.remove("source");
+        credential.remove("inject");
+        CREDENTIAL_SOURCE_KEYS.forEach(k -> credential.add("source." + k));
+        CREDENTIAL_INJECT_KEYS.forEach(k -> credential.add("inject." + k));
+        tables.put("`credentials.<name>`", credential);
         return tables;
     }
 
@@ -336,6 +351,8 @@ public final class PolicyLoader {
             Path self = file == null ? null : file.toAbsolutePath().normalize();
             includes(value(top, "include"), groups, merged, self == null ? List.of() : List.of(self));
             ApprovalSettings approvals = approvals(value(top, "approvals"));
+            Map<String, Credential> credentials = credentials(value(top, "credentials"), inspect);
+            checkCredentialGrants(credentials);
             if (!errors.isEmpty()) {
                 return null;
             }
@@ -347,7 +364,7 @@ public final class PolicyLoader {
                 sha256Hex = PolicyLoader.sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
             }
             return new Policy(mode, merged, globalDeny, network, listen, limits, audit, source, sha256Hex,
-                    inspect, tls, redaction, upstreamProxy, included, approvals);
+                    inspect, tls, redaction, upstreamProxy, included, approvals, credentials);
         }
 
         // ---- approvals ----
@@ -599,7 +616,7 @@ public final class PolicyLoader {
                             List<Rule> allow = new ArrayList<>(existing.allow());
                             allow.addAll(added);
                             extensions.put(name, new Extension(name, existing.tokenSha256(), existing.sources(), allow,
-                                    existing.deny()));
+                                    existing.deny(), existing.credentials()));
                         }
                     }
                 }
@@ -721,9 +738,339 @@ public final class PolicyLoader {
                         }
                     }
                 }
-                extensions.put(name, new Extension(name, token, sources, allow, deny));
+                List<String> granted = credentialNames(value(x, "credentials"), path + ".credentials");
+                extensions.put(name, new Extension(name, token, sources, allow, deny, granted));
             }
             return extensions;
+        }
+
+        // ---- credentials ----
+
+        /** Each extension's {@code credentials} entries with where they were written, checked once credentials are read. */
+        final List<Object[]> credentialRefs = new ArrayList<>(); // {String path, String name, Loc}
+
+        List<String> credentialNames(Node node, String path) {
+            List<String> names = new ArrayList<>();
+            if (node == null || isNull(node)) {
+                return names;
+            }
+            ListNode list = list(node, path);
+            if (list == null) {
+                return names;
+            }
+            for (int i = 0; i < list.items().size(); i++) {
+                Node item = list.items().get(i);
+                String where = path + "[" + i + "]";
+                String name = string(item, where);
+                if (name == null) {
+                    continue;
+                }
+                if (names.contains(name)) {
+                    error(item.loc(), where + ": " + name + " listed twice");
+                    continue;
+                }
+                names.add(name);
+                credentialRefs.add(new Object[] {where, name, item.loc()});
+            }
+            return names;
+        }
+
+        void checkCredentialGrants(Map<String, Credential> credentials) {
+            for (Object[] ref : credentialRefs) {
+                if (!credentials.containsKey((String) ref[1])) {
+                    error((Loc) ref[2], ref[0] + ": " + ref[1] + " is not defined (expected one of: "
+                            + (credentials.isEmpty() ? "none defined under credentials"
+                            : String.join(", ", credentials.keySet())) + ")");
+                }
+            }
+        }
+
+        /** Reads the top-level {@code credentials} map (after {@code inspect}: every inject host must be inspected). */
+        Map<String, Credential> credentials(Node node, Map<String, InspectedHost> inspect) {
+            Map<String, Credential> out = new LinkedHashMap<>();
+            if (node == null || isNull(node)) {
+                return out;
+            }
+            MapNode m = map(node, "credentials");
+            if (m == null) {
+                return out;
+            }
+            Map<String, Loc> envOwners = new LinkedHashMap<>();
+            for (YamlTree.Entry e : m.entries().values()) {
+                String name = e.key();
+                String path = "credentials." + name;
+                if (!NAME.matcher(name).matches()) {
+                    error(e.keyLoc(), path + ": bad credential name (expected: " + NAME.pattern() + ")");
+                    continue;
+                }
+                MapNode c = map(e.value(), path);
+                if (c == null) {
+                    continue;
+                }
+                int before = errors.size();
+                checkKeys(c, path + ".", CREDENTIAL_KEYS, Set.of());
+                Credential.Source source = null;
+                Node sourceNode = value(c, "source");
+                if (sourceNode == null) {
+                    error(c.loc(), path + ".source: missing (expected: {env: VAR}, {file: PATH} or {command: [argv...]})");
+                } else {
+                    source = credentialSource(sourceNode, path + ".source");
+                }
+                boolean optional = bool(value(c, "optional"), path + ".optional", false);
+                String env = name.toUpperCase(Locale.ROOT).replaceAll("[^A-Z0-9_]", "_");
+                if (!Character.isLetter(env.charAt(0))) {
+                    env = "SLUICE_" + env;
+                }
+                Node envNode = value(c, "placeholder_env");
+                Loc envLoc = envNode == null ? e.keyLoc() : envNode.loc();
+                if (envNode != null) {
+                    String text = string(envNode, path + ".placeholder_env");
+                    if (text != null && !ENV_NAME.matcher(text).matches()) {
+                        error(envNode.loc(), path + ".placeholder_env: " + text
+                                + " (expected: an environment variable name, " + ENV_NAME.pattern() + ")");
+                    } else if (text != null) {
+                        env = text;
+                    }
+                }
+                Loc previous = envOwners.putIfAbsent(env, envLoc);
+                if (previous != null) {
+                    error(envLoc, path + ".placeholder_env: " + env + " is already the variable of the credential at line "
+                            + previous.line() + " (expected: one variable per credential)");
+                }
+                Credential.Inject inject = null;
+                Node injectNode = value(c, "inject");
+                if (injectNode == null) {
+                    error(c.loc(), path + ".inject: missing (expected: hosts and where the placeholder may appear)");
+                } else {
+                    inject = credentialInject(injectNode, path + ".inject", inspect);
+                }
+                if (errors.size() == before && source != null && inject != null) {
+                    out.put(name, new Credential(name, source, optional, env, inject));
+                }
+            }
+            return out;
+        }
+
+        Credential.Source credentialSource(Node node, String path) {
+            MapNode m = map(node, path);
+            if (m == null) {
+                return null;
+            }
+            checkKeys(m, path + ".", CREDENTIAL_SOURCE_KEYS, Set.of());
+            Node env = value(m, "env");
+            Node fileNode = value(m, "file");
+            Node command = value(m, "command");
+            int kinds = (env == null ? 0 : 1) + (fileNode == null ? 0 : 1) + (command == null ? 0 : 1);
+            if (kinds != 1) {
+                error(m.loc(), path + ": " + (kinds == 0 ? "none of env, file, command" : "more than one of env, file, command")
+                        + " (expected: exactly one)");
+                return null;
+            }
+            Node key = value(m, "key");
+            Node ttl = value(m, "ttl");
+            if (key != null && fileNode == null) {
+                error(key.loc(), path + ".key: only a file source takes key");
+            }
+            if (ttl != null && command == null) {
+                error(ttl.loc(), path + ".ttl: only a command source takes ttl (env and file are read at load)");
+            }
+            if (env != null) {
+                String var = string(env, path + ".env");
+                if (var != null && !ENV_NAME.matcher(var).matches()) {
+                    error(env.loc(), path + ".env: " + var + " (expected: an environment variable name)");
+                    return null;
+                }
+                return var == null ? null : new Credential.Env(var);
+            }
+            if (fileNode != null) {
+                String text = string(fileNode, path + ".file");
+                String k = key == null ? null : string(key, path + ".key");
+                if (text == null || text.isEmpty()) {
+                    if (text != null) {
+                        error(fileNode.loc(), path + ".file: empty (expected: a path)");
+                    }
+                    return null;
+                }
+                Path base = file == null ? Path.of("").toAbsolutePath() : file.toAbsolutePath().getParent();
+                try {
+                    return new Credential.FileSource(base.resolve(text).normalize(), k);
+                } catch (InvalidPathException ex) {
+                    error(fileNode.loc(), path + ".file: " + text + ": bad path");
+                    return null;
+                }
+            }
+            ListNode argv = list(command, path + ".command");
+            if (argv == null) {
+                return null;
+            }
+            if (argv.items().isEmpty()) {
+                error(argv.loc(), path + ".command: empty (expected: [program, args...], run without a shell)");
+                return null;
+            }
+            List<String> args = new ArrayList<>();
+            for (int i = 0; i < argv.items().size(); i++) {
+                String a = string(argv.items().get(i), path + ".command[" + i + "]");
+                if (a == null) {
+                    return null;
+                }
+                args.add(a);
+            }
+            Duration d = duration(ttl, path + ".ttl", DEFAULT_CREDENTIAL_TTL);
+            return new Credential.Command(args, d);
+        }
+
+        Credential.Inject credentialInject(Node node, String path, Map<String, InspectedHost> inspect) {
+            MapNode m = map(node, path);
+            if (m == null) {
+                return null;
+            }
+            int before = errors.size();
+            checkKeys(m, path + ".", CREDENTIAL_INJECT_KEYS, CREDENTIAL_INJECT_UNSUPPORTED);
+            List<String> hosts = new ArrayList<>();
+            Node hostsNode = value(m, "hosts");
+            if (hostsNode == null) {
+                error(m.loc(), path + ".hosts: missing (expected: the inspected hosts the credential belongs to)");
+            } else {
+                ListNode list = list(hostsNode, path + ".hosts");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), path + ".hosts: empty (expected: at least one inspected host)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node h = list.items().get(i);
+                        String host = hostPattern(h, path + ".hosts[" + i + "]");
+                        if (host == null) {
+                            continue;
+                        }
+                        if (!isInspected(host, inspect)) {
+                            error(h.loc(), path + ".hosts[" + i + "]: " + host + " is not under inspect (expected: a host"
+                                    + " whose TLS Sluice terminates and whose certificate it verifies; add it to inspect)");
+                        } else if (hosts.contains(host)) {
+                            error(h.loc(), path + ".hosts[" + i + "]: " + host + " listed twice");
+                        } else {
+                            hosts.add(host);
+                        }
+                    }
+                }
+            }
+            Set<Integer> ports = new LinkedHashSet<>();
+            Node portsNode = value(m, "ports");
+            if (portsNode != null) {
+                ListNode list = list(portsNode, path + ".ports");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), path + ".ports: empty (expected: at least one port; omit ports for 443)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        long port = integer(list.items().get(i), path + ".ports[" + i + "]", -1, 1, 65535);
+                        if (port > 0 && !ports.add((int) port)) {
+                            error(list.items().get(i).loc(), path + ".ports[" + i + "]: " + port + " listed twice");
+                        }
+                    }
+                }
+            }
+            List<String> paths = new ArrayList<>();
+            Node pathsNode = value(m, "paths");
+            if (pathsNode != null) {
+                ListNode list = list(pathsNode, path + ".paths");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), path + ".paths: empty (expected: at least one glob; omit paths for any)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node pn = list.items().get(i);
+                        String glob = string(pn, path + ".paths[" + i + "]");
+                        if (glob == null) {
+                            continue;
+                        }
+                        String problem = PathGlob.validate(glob);
+                        if (problem != null) {
+                            error(pn.loc(), path + ".paths[" + i + "]: " + glob + " " + problem);
+                        } else {
+                            paths.add(glob);
+                        }
+                    }
+                }
+            }
+            List<String> headers = names(value(m, "header"), path + ".header", true);
+            boolean basic = bool(value(m, "basic"), path + ".basic", false);
+            List<String> query = names(value(m, "query"), path + ".query", false);
+            boolean body = bool(value(m, "body"), path + ".body", false);
+            if (headers.isEmpty() && !basic && query.isEmpty() && !body && errors.size() == before) {
+                error(m.loc(), path + ": no place for the placeholder (expected: at least one of header, basic, query, body)");
+            }
+            if (headers.contains("authorization") && basic) {
+                error(m.loc(), path + ": header authorization and basic both (expected: one; basic decodes a Basic value,"
+                        + " header swaps the placeholder where it stands)");
+            }
+            if (errors.size() != before) {
+                return null;
+            }
+            return new Credential.Inject(hosts, ports, paths, headers, basic, query, body);
+        }
+
+        /** A name or a list of names (header names are RFC 9110 tokens, lower-cased). */
+        List<String> names(Node node, String path, boolean header) {
+            List<String> out = new ArrayList<>();
+            if (node == null || isNull(node)) {
+                return out;
+            }
+            List<Node> items = new ArrayList<>();
+            if (node instanceof ListNode list) {
+                items.addAll(list.items());
+                if (items.isEmpty()) {
+                    error(node.loc(), path + ": empty (expected: a name or a list of names)");
+                }
+            } else {
+                items.add(node);
+            }
+            for (Node item : items) {
+                String n = string(item, path);
+                if (n == null) {
+                    continue;
+                }
+                if (header && !TOKEN.matcher(n).matches()) {
+                    error(item.loc(), path + ": " + n + " (expected: a header field name)");
+                } else if (n.isEmpty()) {
+                    error(item.loc(), path + ": empty (expected: a parameter name)");
+                } else {
+                    String v = header ? n.toLowerCase(Locale.ROOT) : n;
+                    if (header && (v.equals("host") || v.equals("proxy-authorization") || v.equals("content-length")
+                            || v.equals("transfer-encoding"))) {
+                        error(item.loc(), path + ": " + n + " (expected: a field that carries a credential; Sluice owns "
+                                + "this one)");
+                    } else if (!out.contains(v)) {
+                        out.add(v);
+                    }
+                }
+            }
+            return out;
+        }
+
+        boolean bool(Node node, String path, boolean dflt) {
+            if (node == null) {
+                return dflt;
+            }
+            if (node instanceof ScalarNode scalar
+                    && (scalar.token() == JsonToken.VALUE_TRUE || scalar.token() == JsonToken.VALUE_FALSE)) {
+                return scalar.token() == JsonToken.VALUE_TRUE;
+            }
+            error(node.loc(), path + ": " + show(node) + " (expected: true or false)");
+            return dflt;
+        }
+
+        static boolean isInspected(String host, Map<String, InspectedHost> inspect) {
+            if (inspect.containsKey(host)) {
+                return true;
+            }
+            String name = host.startsWith("*.") ? host.substring(1) : host;
+            int from = host.startsWith("*.") ? 1 : 0;
+            for (int dot = name.indexOf('.', from); dot >= 0; dot = name.indexOf('.', dot + 1)) {
+                if (inspect.containsKey("*" + name.substring(dot))) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         NetworkSettings network(Node node) {

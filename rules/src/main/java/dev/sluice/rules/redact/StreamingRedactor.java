@@ -665,6 +665,31 @@ public final class StreamingRedactor {
         }
     }
 
+    /**
+     * The shape of a credential placeholder ({@code dev.sluice.rules.credential.Placeholders#SHAPE}, kept
+     * in step): what an extension holds instead of a real key is not a secret, and must reach the
+     * credential phase intact to be swapped there or refused.
+     */
+    private static final java.util.regex.Pattern PLACEHOLDER =
+            java.util.regex.Pattern.compile("sluice-cred-[A-Za-z0-9][A-Za-z0-9._-]{0,63}-[0-9a-f]{32}",
+                    java.util.regex.Pattern.CASE_INSENSITIVE);
+
+    /** Answers whether bytes {@code [s, e)} of {@code text} lie inside a placeholder. */
+    private static boolean inPlaceholder(byte[] text, int s, int e, int end) {
+        int from = Math.max(0, s - 110);
+        int to = Math.min(Math.min(end, text.length), e + 110);
+        if (to <= from) {
+            return false;
+        }
+        Matcher m = PLACEHOLDER.matcher(new String(text, from, to - from, StandardCharsets.ISO_8859_1));
+        while (m.find()) {
+            if (from + m.start() <= s && from + m.end() >= e) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private Matcher matcher(int d) {
         Matcher m = matchers[d];
         if (m == null) {
@@ -684,6 +709,9 @@ public final class StreamingRedactor {
             return;
         }
         if (!det.accepts(new String(text, s, e - s, StandardCharsets.ISO_8859_1))) {
+            return;
+        }
+        if (inPlaceholder(text, s, e, window ? winLen : rawLen)) {
             return;
         }
         // patterns count bytes: a match may begin or end inside a UTF-8 character; replace all of it

@@ -277,7 +277,7 @@ class PolicyLoaderTest {
                 """);
         assertThat(errors).containsExactly(
                 "p.yaml:2:7: mode: loud (expected: enforce or report)",
-                "p.yaml:5:5: extensions.github.alow: unknown key (expected one of: auth, sources, allow, deny, groups)",
+                "p.yaml:5:5: extensions.github.alow: unknown key (expected one of: auth, sources, allow, deny, groups, credentials)",
                 "p.yaml:7:15: extensions.github.allow[0].host: api.*.com (expected: an exact name, or *.suffix; '*' only as the whole first label)",
                 "p.yaml:9:17: extensions.github.allow[1].ports[0]: 70000 (expected: 1..65535)",
                 "p.yaml:9:29: extensions.github.allow[1].ports[2]: 443 listed twice",
@@ -298,7 +298,7 @@ class PolicyLoaderTest {
             missing version        | mode: enforce                                                     | p.yaml:1:1: version: missing (expected: 1)
             version 2              | version: 2                                                        | p.yaml:1:10: version: 2 (expected: 1)
             version as string      | version: "1"                                                      | p.yaml:1:10: version: 1 (expected: 1)
-            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction, upstream_proxy, include, approvals)
+            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction, upstream_proxy, include, approvals, credentials)
             redaction bad action   | version: 1\\nredaction: {action: shred}                           | p.yaml:2:21: redaction.action: shred (expected: redact, block or report)
             tls unknown key        | version: 1\\ntls: {extra: [a.pem]}                                | p.yaml:2:7: tls.extra: unknown key (expected one of: extra_trust)
             bad pin                | version: 1\\ninspect: {a.test: {pins: [sha256/x]}}              | p.yaml:2:27: inspect.a.test.pins[0]: sha256/x (expected: sha256/ followed by the base64 of 32 bytes)
