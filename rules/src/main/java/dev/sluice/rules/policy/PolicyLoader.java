@@ -88,7 +88,8 @@ public final class PolicyLoader {
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
-            "egress_budget_window");
+            "egress_budget_window", "token_budget");
+    private static final Set<String> TOKEN_BUDGET_KEYS = orderedSet("tokens", "window");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
 
     /**
@@ -105,7 +106,10 @@ public final class PolicyLoader {
         tables.put("Rules", RULE_KEYS);
         tables.put("`network`", NETWORK_KEYS);
         tables.put("`listen`", LISTEN_KEYS);
-        tables.put("`limits`", LIMITS_KEYS);
+        Set<String> limits = new LinkedHashSet<>(LIMITS_KEYS);
+        limits.remove("token_budget");
+        TOKEN_BUDGET_KEYS.forEach(k -> limits.add("token_budget." + k));
+        tables.put("`limits`", limits);
         tables.put("`inspect`", INSPECT_KEYS);
         tables.put("`tls`", TLS_KEYS);
         tables.put("`upstream_proxy`", UPSTREAM_PROXY_KEYS);
@@ -840,7 +844,22 @@ public final class PolicyLoader {
                     d.egressBudgetWindow());
             long buffered = size(value(m, "max_buffered_body"), "limits.max_buffered_body", d.maxBufferedBodyBytes(),
                     Integer.MAX_VALUE);
-            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered);
+            long tokens = d.tokenBudget();
+            Duration tokenWindow = d.tokenBudgetWindow();
+            Node tb = value(m, "token_budget");
+            if (tb != null && !isNull(tb)) {
+                MapNode t = map(tb, "limits.token_budget");
+                if (t != null) {
+                    checkKeys(t, "limits.token_budget.", TOKEN_BUDGET_KEYS, Set.of());
+                    if (value(t, "tokens") == null) {
+                        error(t.loc(), "limits.token_budget.tokens: missing (expected: an integer >= 1)");
+                    }
+                    tokens = integer(value(t, "tokens"), "limits.token_budget.tokens", 0, 1, Long.MAX_VALUE);
+                    tokenWindow = duration(value(t, "window"), "limits.token_budget.window", tokenWindow);
+                }
+            }
+            return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered,
+                    tokens, tokenWindow);
         }
 
         AuditSettings audit(Node node) {

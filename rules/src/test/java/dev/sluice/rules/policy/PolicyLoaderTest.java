@@ -143,6 +143,23 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void tokenBudget() throws Exception {
+        Policy p = PolicyLoader.parse("version: 1\nlimits:\n  token_budget: {tokens: 100000, window: 30m}\n", "a.yaml");
+        assertThat(p.limits().tokenBudget()).isEqualTo(100_000);
+        assertThat(p.limits().tokenBudgetWindow()).isEqualTo(Duration.ofMinutes(30));
+        Policy dflt = PolicyLoader.parse("version: 1\nlimits:\n  token_budget:\n    tokens: 5\n", "a.yaml");
+        assertThat(dflt.limits().tokenBudget()).isEqualTo(5);
+        assertThat(dflt.limits().tokenBudgetWindow()).isEqualTo(Duration.ofHours(1));
+        assertThat(PolicyLoader.parse("version: 1\n", "a.yaml").limits().tokenBudget()).isZero();
+        assertThat(errors("version: 1\nlimits:\n  token_budget:\n    tokens: 0\n    window: 5\n    burst: 1\n"))
+                .containsExactly("p.yaml:4:13: limits.token_budget.tokens: 0 (expected: 1..9223372036854775807)",
+                        "p.yaml:5:13: limits.token_budget.window: 5 (expected: a duration such as 15s, 500ms, 2m, 1h)",
+                        "p.yaml:6:5: limits.token_budget.burst: unknown key (expected one of: tokens, window)");
+        assertThat(errors("version: 1\nlimits:\n  token_budget:\n    window: 1h\n"))
+                .containsExactly("p.yaml:4:5: limits.token_budget.tokens: missing (expected: an integer >= 1)");
+    }
+
+    @Test
     void transparentAndDnsListeners() throws Exception {
         Policy p = PolicyLoader.parse("version: 1\nlisten:\n  transparent: 10.200.0.1:15001\n  dns: 10.200.0.1\n",
                 "t.yaml");
