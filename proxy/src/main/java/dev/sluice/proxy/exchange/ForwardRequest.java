@@ -43,5 +43,28 @@ public record ForwardRequest(HttpRequest request, HttpTarget target, Decision de
 
         /** Called with each body chunk (not retained: read it now), {@code last} for the final one. */
         void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit);
+
+        /** Returns a scan that runs {@code first}, then {@code second}; either may be null. */
+        static ResponseScan both(ResponseScan first, ResponseScan second) {
+            if (first == null) {
+                return second;
+            }
+            if (second == null) {
+                return first;
+            }
+            return new ResponseScan() {
+                @Override
+                public void onHead(io.netty.handler.codec.http.HttpResponse head) {
+                    first.onHead(head);
+                    second.onHead(head);
+                }
+
+                @Override
+                public void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit) {
+                    first.onContent(content, last, audit);
+                    second.onContent(content, last, audit);
+                }
+            };
+        }
     }
 }

@@ -42,6 +42,7 @@ import org.slf4j.LoggerFactory;
  *            (else close: sni_mismatch, or no_sni); ALPN offers http/1.1 only
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
+ *   llm      LlmPhase: limits.token_budget, and the response's model and token usage
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
  *   forward  HttpForwarder with TLS
  * </pre>
@@ -92,6 +93,7 @@ public final class Interception {
         p.addAfter("sni", "gate", gate);
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
                 new RedactionPhase(inspected.redact()), forwarder);
+        p.addAfter(HttpPipeline.REQUEST, LlmPhase.NAME, new LlmPhase(context));
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();

@@ -28,6 +28,11 @@ public final class MetricNames {
     public static final String AUDIT_EXPORT_FAILURES = "sluice.audit.export.failures";
     /** Records delivered by the audit export, by {@code sink} ({@code otlp}, {@code stdout}). */
     public static final String AUDIT_EXPORTED = "sluice.audit.exported";
+    /**
+     * {@code sluice_llm_tokens_total{extension,host,kind}}: LLM tokens the providers' responses reported,
+     * {@code kind} {@code input} or {@code output}; {@code host} is the inspected host.
+     */
+    public static final String LLM_TOKENS = "sluice.llm.tokens";
 
     /** Tag keys. */
     public static final String EXTENSION = "extension";
@@ -39,6 +44,7 @@ public final class MetricNames {
     public static final String DETECTOR = "detector";
     public static final String HOST = "host";
     public static final String SINK = "sink";
+    public static final String KIND = "kind";
 
     /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
     public static final String DENIED_DESTINATION = "denied";
