@@ -45,7 +45,18 @@ public final class UsageScanner {
         SSE
     }
 
+    /** Receives every JSON string value the scanner reads, with the name of the field that holds it. */
+    @FunctionalInterface
+    public interface StringSink {
+        /**
+         * @param field the member name holding the string, or null for an array element or a top-level string
+         * @param value the decoded string (escapes undone)
+         */
+        void accept(String field, String value);
+    }
+
     private final Framing framing;
+    private StringSink strings;
     private String model;
     private long inputTokens = -1;
     private long outputTokens = -1;
@@ -95,6 +106,15 @@ public final class UsageScanner {
             return new UsageScanner(Framing.JSON);
         }
         return null;
+    }
+
+    /**
+     * Also hands every string value read (from the body, or from each event's data) to {@code sink}, in
+     * order; returns this scanner. Used by the red-flag scan, which reads the same decoded text.
+     */
+    public UsageScanner onStrings(StringSink sink) {
+        this.strings = sink;
+        return this;
     }
 
     /** Reads the readable bytes of {@code bytes} (its position advances to the limit). */
@@ -301,6 +321,9 @@ public final class UsageScanner {
 
     private void onValue(JsonToken token) throws IOException {
         JsonStreamContext field = parser.getParsingContext();
+        if (strings != null && token == JsonToken.VALUE_STRING) {
+            strings.accept(field.inObject() ? field.getCurrentName() : null, parser.getText());
+        }
         if (!field.inObject()) {
             return;
         }
