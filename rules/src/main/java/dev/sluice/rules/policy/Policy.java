@@ -29,11 +29,13 @@ import java.util.Optional;
  * @param includes the fragments merged in ({@code include}, recursively), absolute, in the order read;
  *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
  * @param approvals the {@code approvals} section, or null when requests that miss are simply refused
+ * @param redFlags the {@code red_flags} section, or null when no red-flag rule runs
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
-                     UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
+                     UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
+                     dev.sluice.rules.redflag.RedFlagSettings redFlags) {
 
     public Policy {
         upstreamProxy = upstreamProxy == null ? UpstreamProxy.NONE : upstreamProxy;
@@ -41,6 +43,15 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
         extensions = Map.copyOf(extensions);
         inspect = Map.copyOf(inspect);
         globalDeny = RuleList.copyOf(globalDeny);
+    }
+
+    /** A policy without a {@code red_flags} section. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                  UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                upstreamProxy, includes, approvals, null);
     }
 
     /** A policy without an {@code upstream_proxy} section, fragments or approvals. */
