@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
  *   llm      LlmPhase: limits.token_budget, and the response's model and token usage
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
+ *   flags    RedFlagPhase: red_flags on the request body as sent and on the response
  *   forward  HttpForwarder with TLS
  * </pre>
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
@@ -94,6 +95,7 @@ public final class Interception {
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
                 new RedactionPhase(inspected.redact()), forwarder);
         p.addAfter(HttpPipeline.REQUEST, LlmPhase.NAME, new LlmPhase(context));
+        p.addBefore(HttpPipeline.FORWARD, RedFlagPhase.NAME, new RedFlagPhase(context));
         forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
             upstream.close();

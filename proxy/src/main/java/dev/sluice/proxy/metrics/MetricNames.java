@@ -33,6 +33,8 @@ public final class MetricNames {
      * {@code kind} {@code input} or {@code output}; {@code host} is the inspected host.
      */
     public static final String LLM_TOKENS = "sluice.llm.tokens";
+    /** {@code sluice_red_flags_total{extension,rule}}: red-flag matches, one per rule and body at most. */
+    public static final String RED_FLAGS = "sluice.red.flags";
 
     /** Tag keys. */
     public static final String EXTENSION = "extension";
@@ -45,6 +47,7 @@ public final class MetricNames {
     public static final String HOST = "host";
     public static final String SINK = "sink";
     public static final String KIND = "kind";
+    public static final String RULE = "rule";
 
     /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
     public static final String DENIED_DESTINATION = "denied";

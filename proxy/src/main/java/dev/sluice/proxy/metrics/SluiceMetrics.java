@@ -135,6 +135,13 @@ public final class SluiceMetrics {
                 .register(registry).increment(outputTokens);
     }
 
+    /** Counts one red-flag match of {@code rule} (a policy rule id: bounded) for {@code extension}. */
+    public void redFlag(String extension, String rule) {
+        String ext = extension == null ? MetricNames.UNKNOWN_EXTENSION : extension;
+        Counter.builder(MetricNames.RED_FLAGS).tags(MetricNames.EXTENSION, ext, MetricNames.RULE, rule)
+                .description("Red-flag matches in bodies to and from inspected hosts").register(registry).increment();
+    }
+
     /** Counts a pin mismatch for {@code host} (a policy-listed inspect host: bounded). */
     public void pinFailure(String host) {
         Counter.builder(MetricNames.PIN_FAILURES).tags(MetricNames.HOST, host).register(registry).increment();
