@@ -35,6 +35,12 @@ public final class MetricNames {
     public static final String LLM_TOKENS = "sluice.llm.tokens";
     /** {@code sluice_red_flags_total{extension,rule}}: red-flag matches, one per rule and body at most. */
     public static final String RED_FLAGS = "sluice.red.flags";
+    /** {@code sluice_alert_webhook_failures_total}: alert batches the webhook did not accept after every retry. */
+    public static final String ALERT_WEBHOOK_FAILURES = "sluice.alert.webhook.failures";
+    /** {@code sluice_alerts_dropped_total}: alerts dropped because the webhook queue was full. */
+    public static final String ALERTS_DROPPED = "sluice.alerts.dropped";
+    /** {@code sluice_alerts_sent_total}: alerts a webhook accepted. */
+    public static final String ALERTS_SENT = "sluice.alerts.sent";
 
     /** Tag keys. */
     public static final String EXTENSION = "extension";

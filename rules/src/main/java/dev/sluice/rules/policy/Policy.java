@@ -30,12 +30,13 @@ import java.util.Optional;
  *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
  * @param approvals the {@code approvals} section, or null when requests that miss are simply refused
  * @param redFlags the {@code red_flags} section, or null when no red-flag rule runs
+ * @param alerts the {@code alerts} section, or null when no alert is sent
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
                      UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
-                     dev.sluice.rules.redflag.RedFlagSettings redFlags) {
+                     dev.sluice.rules.redflag.RedFlagSettings redFlags, AlertSettings alerts) {
 
     public Policy {
         upstreamProxy = upstreamProxy == null ? UpstreamProxy.NONE : upstreamProxy;
@@ -45,13 +46,23 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
         globalDeny = RuleList.copyOf(globalDeny);
     }
 
+    /** A policy without an {@code alerts} section. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                  UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
+                  dev.sluice.rules.redflag.RedFlagSettings redFlags) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                upstreamProxy, includes, approvals, redFlags, null);
+    }
+
     /** A policy without a {@code red_flags} section. */
     public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                   ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                   Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
                   UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
         this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
-                upstreamProxy, includes, approvals, null);
+                upstreamProxy, includes, approvals, null, null);
     }
 
     /** A policy without an {@code upstream_proxy} section, fragments or approvals. */

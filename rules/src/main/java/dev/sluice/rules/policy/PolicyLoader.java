@@ -66,7 +66,8 @@ public final class PolicyLoader {
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
             "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "upstream_proxy", "include",
-            "approvals", "red_flags");
+            "approvals", "red_flags", "alerts");
+    private static final Set<String> ALERT_KEYS = orderedSet("webhook");
     private static final Set<String> RED_FLAG_KEYS = orderedSet("rules", "direction", "action", "suppress");
     private static final Set<String> RED_FLAG_RULE_KEYS = orderedSet("id", "pattern", "keywords", "action", "direction");
     private static final Set<String> SUPPRESS_KEYS = orderedSet("rule", "host", "path_prefix");
@@ -125,6 +126,7 @@ public final class PolicyLoader {
         RED_FLAG_RULE_KEYS.forEach(k -> redFlags.add("rules." + k));
         SUPPRESS_KEYS.forEach(k -> redFlags.add("suppress." + k));
         tables.put("`red_flags`", redFlags);
+        tables.put("`alerts`", ALERT_KEYS);
         return tables;
     }
 
@@ -350,6 +352,7 @@ public final class PolicyLoader {
             ApprovalSettings approvals = approvals(value(top, "approvals"));
             dev.sluice.rules.redflag.RedFlagSettings redFlags = redFlags(value(top, "red_flags"),
                     internalDomains(value(top, "network")));
+            AlertSettings alerts = alerts(value(top, "alerts"));
             if (!errors.isEmpty()) {
                 return null;
             }
@@ -361,7 +364,38 @@ public final class PolicyLoader {
                 sha256Hex = PolicyLoader.sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
             }
             return new Policy(mode, merged, globalDeny, network, listen, limits, audit, source, sha256Hex,
-                    inspect, tls, redaction, upstreamProxy, included, approvals, redFlags);
+                    inspect, tls, redaction, upstreamProxy, included, approvals, redFlags, alerts);
+        }
+
+        AlertSettings alerts(Node node) {
+            if (node == null || isNull(node)) {
+                return null;
+            }
+            MapNode m = map(node, "alerts");
+            if (m == null) {
+                return null;
+            }
+            checkKeys(m, "alerts.", ALERT_KEYS, Set.of());
+            Node w = value(m, "webhook");
+            if (w == null) {
+                error(m.loc(), "alerts.webhook: missing (expected: an http:// or https:// URL)");
+                return null;
+            }
+            String text = string(w, "alerts.webhook");
+            if (text == null) {
+                return null;
+            }
+            try {
+                java.net.URI uri = new java.net.URI(text);
+                if (uri.getScheme() == null || !Set.of("http", "https").contains(uri.getScheme())
+                        || uri.getHost() == null || uri.getUserInfo() != null) {
+                    throw new java.net.URISyntaxException(text, "not an http(s) URL");
+                }
+                return new AlertSettings(uri);
+            } catch (java.net.URISyntaxException e) {
+                error(w.loc(), "alerts.webhook: " + text + " (expected: an http:// or https:// URL without user info)");
+                return null;
+            }
         }
 
         // ---- red flags ----

@@ -33,6 +33,20 @@ public record RedFlagSettings(List<RedFlagRule> rules, List<Suppression> suppres
     }
 
     /**
+     * Returns the ids among {@code flagged} whose rule's action is {@code alert} or {@code block} (what
+     * an alert is sent for), in rule order.
+     */
+    public List<String> alerting(java.util.Collection<String> flagged) {
+        List<String> out = new ArrayList<>();
+        for (RedFlagRule r : rules) {
+            if (r.action() != RedFlagAction.LOG && flagged.contains(r.id())) {
+                out.add(r.id());
+            }
+        }
+        return out;
+    }
+
+    /**
      * Returns the rules that run for an exchange to {@code host} (canonical) at {@code path} (the
      * request-target's path, without the query) in the given direction: those of that direction that
      * no suppression covers.

@@ -211,6 +211,17 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void alertsWebhook() throws Exception {
+        assertThat(PolicyLoader.parse("version: 1\nalerts:\n  webhook: https://hooks.example/sluice\n", "a.yaml")
+                .alerts().webhook()).hasToString("https://hooks.example/sluice");
+        assertThat(PolicyLoader.parse("version: 1\n", "a.yaml").alerts()).isNull();
+        assertThat(errors("version: 1\nalerts:\n  webhook: ftp://x.example/\n")).containsExactly(
+                "p.yaml:3:12: alerts.webhook: ftp://x.example/ (expected: an http:// or https:// URL without user info)");
+        assertThat(errors("version: 1\nalerts: {}\n")).containsExactly(
+                "p.yaml:2:9: alerts.webhook: missing (expected: an http:// or https:// URL)");
+    }
+
+    @Test
     void transparentAndDnsListeners() throws Exception {
         Policy p = PolicyLoader.parse("version: 1\nlisten:\n  transparent: 10.200.0.1:15001\n  dns: 10.200.0.1\n",
                 "t.yaml");
@@ -366,7 +377,7 @@ class PolicyLoaderTest {
             missing version        | mode: enforce                                                     | p.yaml:1:1: version: missing (expected: 1)
             version 2              | version: 2                                                        | p.yaml:1:10: version: 2 (expected: 1)
             version as string      | version: "1"                                                      | p.yaml:1:10: version: 1 (expected: 1)
-            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction, upstream_proxy, include, approvals, red_flags)
+            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction, upstream_proxy, include, approvals, red_flags, alerts)
             redaction bad action   | version: 1\\nredaction: {action: shred}                           | p.yaml:2:21: redaction.action: shred (expected: redact, block or report)
             tls unknown key        | version: 1\\ntls: {extra: [a.pem]}                                | p.yaml:2:7: tls.extra: unknown key (expected one of: extra_trust)
             bad pin                | version: 1\\ninspect: {a.test: {pins: [sha256/x]}}              | p.yaml:2:27: inspect.a.test.pins[0]: sha256/x (expected: sha256/ followed by the base64 of 32 bytes)
