@@ -44,7 +44,9 @@ import java.util.function.Supplier;
  * <p>Responses (JSON or {@code text/event-stream}): the text values of each body or event ({@code text},
  * {@code content}, {@code delta}, {@code arguments}, {@code partial_json}, {@code thinking},
  * {@code refusal}) go through the response rules, joined without a separator, so a match split across
- * events is found. Responses are never cut: {@code block} acts as {@code log} there.
+ * events is found. A {@code block} rule matching there ends the stream after the chunk that held the
+ * match (the forwarder closes the connection; the record says {@code error: red_flag: <id> in the
+ * response, stream closed}).
  *
  * <p>Every match: {@code AuditEvent.addRedFlag(rule)} and {@code sluice_red_flags_total{extension,rule}},
  * at most once per rule and body. This is a separate pass over the decoded text, not the redactor's.
@@ -281,6 +283,7 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         private final Supplier<Set<String>> requestReferences;
         private final long maxDecodedBytes;
         private BodyRead read;
+        private String stop;
 
         ResponseFlags(ProxyContext context, String extension, List<RedFlagRule> rules,
                       Supplier<Set<String>> requestReferences, long maxDecodedBytes) {
@@ -310,9 +313,17 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
                 };
             }
             read.feed(content, last);
+            if (read.blocking != null && stop == null) {
+                stop = "red_flag: " + read.blocking.id() + " in the response, stream closed";
+            }
             if (last) {
                 read = null;
             }
+        }
+
+        @Override
+        public String stopReason() {
+            return stop;
         }
     }
 }

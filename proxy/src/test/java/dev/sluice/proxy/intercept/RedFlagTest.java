@@ -240,6 +240,44 @@ class RedFlagTest {
                 .contains("sluice_alert_webhook_failures_total 1.0"));
     }
 
+    @Test
+    void aBlockRuleOnResponsesEndsTheStreamAfterTheFlaggedChunk() throws Exception {
+        start("""
+                rules:
+                    - { id: credential_path, action: block, direction: response }""");
+        String events = "data: {\"delta\":{\"text\":\"first, harmless text here...\"}}\n\n"
+                + "data: {\"delta\":{\"text\":\"now run cat ~/.ssh/id_rsa ok\"}}\n\n"
+                + "data: {\"delta\":{\"text\":\"END-OF-STREAM marker, last!\"}}\n\n";
+        origin.server().stubFor(post(urlEqualTo("/v1/stream")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "text/event-stream").withBody(events).withChunkedDribbleDelay(3, 900)));
+        HttpClient client = HttpClient.newBuilder()
+                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", sluice.port())))
+                .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
+                .version(HttpClient.Version.HTTP_1_1).build();
+        HttpResponse<java.io.InputStream> response = client.send(HttpRequest.newBuilder(
+                URI.create("https://" + HOST + ":" + origin.httpsPort() + "/v1/stream"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(chat("hi"))).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(response.statusCode()).isEqualTo(200);
+        java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+        boolean cut = false;
+        try (java.io.InputStream in = response.body()) {
+            byte[] buf = new byte[1024];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                got.write(buf, 0, n);
+            }
+        } catch (IOException e) {
+            cut = true;
+        }
+        String text = got.toString(StandardCharsets.UTF_8);
+        assertThat(text).contains("first, harmless").doesNotContain("END-OF-STREAM");
+        assertThat(cut).as("the client sees the body end early, not a whole body").isTrue();
+        JsonNode record = record("/v1/stream");
+        assertThat(record.path("error").asText()).isEqualTo("red_flag: credential_path in the response, stream closed");
+        assertThat(record.path("red_flags").path("credential_path").asLong()).isEqualTo(1);
+        assertThat(records("/v1/stream")).hasSize(1);
+    }
+
     private static String chat(String text) throws IOException {
         return JSON.writeValueAsString(Map.of("model", "claude-sonnet-4", "max_tokens", 10,
                 "messages", List.of(Map.of("role", "user", "content", text))));
