@@ -36,7 +36,8 @@ import java.util.function.Supplier;
  * <p>Requests with a JSON body: the body's string values (decoded by {@link UsageScanner}'s streaming
  * JSON reader, escapes undone, after undoing {@code gzip} / {@code deflate}) go through a
  * {@link RedFlagScan} of the rules for the request's host and path. The request head is held until the
- * body's first chunk is read: a {@code block} rule matching there (always, for a body the redaction
+ * body's first chunk is read (unless it still carries {@code Expect: 100-continue}, which the origin
+ * must answer before the body comes): a {@code block} rule matching there (always, for a body the redaction
  * phase held whole) refuses the request with 403 {@code red_flag} before anything goes upstream; a
  * match in a later chunk ends the exchange with {@link ExchangeControl.Abort}, which closes the upstream
  * connection before the body's end and answers 403 {@code red_flag}. The rest of the body is dropped.
@@ -126,6 +127,12 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         }
         read.sink = rule -> flag(outgoing.audit(), extension, rule);
         body = read;
+        if (HttpUtil.is100ContinueExpected(request.request())) {
+            // The client waits for the origin's 100 before it sends the body: holding the head would
+            // stall both. A block match then aborts the upstream request mid-body.
+            ctx.fireChannelRead(outgoing);
+            return;
+        }
         held = outgoing;
     }
 

