@@ -204,6 +204,7 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
     /** One body read for red flags: decoding, the JSON reader, the scan. */
     private static final class BodyRead {
         private final UsageScanner reader;
+        private RedFlagScan scan;
         private BodyDecoding.Decoder decoder;
         private byte[] scratch;
         java.util.function.Consumer<RedFlagRule> sink;
@@ -231,20 +232,25 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
                 return null;
             }
             BodyRead read = new BodyRead(reader, decoder);
+            read.scan = scan;
             reader.onStrings((field, value) -> {
                 if (textFields != null && (field == null || !textFields.contains(field))) {
                     return;
                 }
-                for (RedFlagRule rule : scan.feed(value)) {
-                    if (read.sink != null) {
-                        read.sink.accept(rule);
-                    }
-                    if (rule.action() == RedFlagAction.BLOCK && read.blocking == null) {
-                        read.blocking = rule;
-                    }
-                }
+                read.found(scan.feed(value));
             });
             return read;
+        }
+
+        private void found(List<RedFlagRule> fresh) {
+            for (RedFlagRule rule : fresh) {
+                if (sink != null) {
+                    sink.accept(rule);
+                }
+                if (rule.action() == RedFlagAction.BLOCK && blocking == null) {
+                    blocking = rule;
+                }
+            }
         }
 
         void feed(ByteBuf content, boolean last) {
@@ -279,6 +285,8 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
                 }
                 reader.finish();
             }
+            // what this chunk gathered is scanned now, so that a match is acted on at this chunk
+            found(scan.flush());
         }
     }
 

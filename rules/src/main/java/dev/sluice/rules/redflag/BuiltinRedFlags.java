@@ -24,6 +24,7 @@ public final class BuiltinRedFlags {
             "instruction_boundary", "internal_reference");
 
     private static final int MAX_MATCH = 200;
+    private static final String[] PLAIN_SHELL = {"curl", "wget", "base64", "sh -c"};
 
     private BuiltinRedFlags() {
     }
@@ -55,11 +56,13 @@ public final class BuiltinRedFlags {
      * without a verb is not flagged.
      */
     public static RedFlagDetector credentialPath() {
-        return regex("credential_path", Pattern.compile(
+        return anchoredRegex("credential_path", Pattern.compile(
                 "(?i)\\b(?:cat|less|more|head|tail|read|reads|open|cp|copy|scp|rsync|upload|send|post|curl|wget|"
                         + "base64|print|show|dump|exfiltrate|leak|type|get-content|xxd|tar|zip)\\b[^\\n]{0,80}?"
                         + "(?:\\.ssh/|\\bid_(?:rsa|ed25519|ecdsa)\\b|\\.aws/credentials|(?<![\\w.])\\.env\\b|\\.npmrc|"
-                        + "\\.pypirc|\\.netrc|\\bkubeconfig\\b|\\.kube/config|/etc/shadow)"));
+                        + "\\.pypirc|\\.netrc|\\bkubeconfig\\b|\\.kube/config|/etc/shadow)"),
+                Function.identity(), 100, 20, ".ssh/", "id_rsa", "id_ed25519", "id_ecdsa", ".aws/credentials", ".env",
+                ".npmrc", ".pypirc", ".netrc", "kubeconfig", ".kube/config", "/etc/shadow");
     }
 
     /**
@@ -77,8 +80,6 @@ public final class BuiltinRedFlags {
         Pattern plain = Pattern.compile("(?i)\\b(?:curl|wget)\\b[^\\n|]{0,200}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b"
                 + "|\\bbase64\\s+(?:-d|--decode|-D)\\b[^\\n]{0,40}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b"
                 + "|\\b(?:ba)?sh\\s+-c\\s+[\"']?\\$\\([^)]{0,200}base64\\s+(?:-d|--decode)");
-        Pattern b64 = Pattern.compile("[A-Za-z0-9+/]{16,}={0,2}");
-        Pattern hex = Pattern.compile("(?i)(?:\\\\x)?(?:[0-9a-f]{2}(?:\\\\x)?){8,}");
         Pattern shell = Pattern.compile("(?i)\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b|\\b(?:curl|wget)\\s+\\S"
                 + "|\\bbash\\s+-c\\b|/bin/(?:ba)?sh\\b|\\bnc\\s+-e\\b|\\brm\\s+-rf\\s|\\bchmod\\s+\\+x\\b");
         return new RedFlagDetector() {
@@ -89,28 +90,38 @@ public final class BuiltinRedFlags {
 
             @Override
             public List<String> find(CharSequence text) {
+                return find(text, text.toString().toLowerCase(Locale.ROOT));
+            }
+
+            @Override
+            public List<String> find(CharSequence text, String lower) {
                 List<String> out = new ArrayList<>();
-                Matcher m = plain.matcher(text);
-                while (m.find()) {
-                    out.add(cut(m.group()));
-                }
-                Matcher b = b64.matcher(text);
-                while (b.find()) {
-                    String decoded = decodeBase64(b.group());
-                    if (decoded != null && shell.matcher(decoded).find()) {
-                        out.add(cut(b.group()));
+                out.addAll(anchored(plain, text, lower, PLAIN_SHELL, 30, 260, Function.identity()));
+                // runs of the base64 alphabet (hex digits are a subset) of 16 or more characters
+                int n = text.length();
+                int start = -1;
+                boolean allHex = true;
+                for (int i = 0; i <= n; i++) {
+                    char c = i < n ? text.charAt(i) : ' ';
+                    boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                            || c == '+' || c == '/';
+                    if (b64) {
+                        if (start < 0) {
+                            start = i;
+                            allHex = true;
+                        }
+                        allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+                        continue;
                     }
-                }
-                Matcher h = hex.matcher(text);
-                while (h.find()) {
-                    String digits = h.group().replace("\\x", "").replace("\\X", "");
-                    if (digits.length() % 2 != 0) {
-                        digits = digits.substring(0, digits.length() - 1);
+                    if (start >= 0 && i - start >= 16) {
+                        String run = text.subSequence(start, i).toString();
+                        String decoded = allHex && run.length() % 2 == 0
+                                ? printable(HexFormat.of().parseHex(run)) : decodeBase64(run);
+                        if (decoded != null && shell.matcher(decoded).find()) {
+                            out.add(cut(run));
+                        }
                     }
-                    String decoded = printable(HexFormat.of().parseHex(digits));
-                    if (decoded != null && shell.matcher(decoded).find()) {
-                        out.add(cut(h.group()));
-                    }
+                    start = -1;
                 }
                 return out;
             }
@@ -131,7 +142,8 @@ public final class BuiltinRedFlags {
         return regex("template_injection", Pattern.compile(
                 "\\$\\{[^{}\\n]{0,200}?(?:[(.\\[|:]|__)[^{}\\n]{0,200}?\\}"
                         + "|\\{\\{[^{}\\n]{0,200}?(?:[(.\\[|:]|__)[^{}\\n]{0,200}?\\}\\}"
-                        + "|<%=?[^%\\n]{0,200}?(?:[(.\\[|:]|__)[^%\\n]{0,200}?%>"));
+                        + "|<%=?[^%\\n]{0,200}?(?:[(.\\[|:]|__)[^%\\n]{0,200}?%>"),
+                Function.identity(), anyOf("${", "{{", "<%"));
     }
 
     /**
@@ -145,10 +157,12 @@ public final class BuiltinRedFlags {
      * defences quote these markers; transcripts pasted into a prompt carry {@code Human:} turns.
      */
     public static RedFlagDetector instructionBoundary() {
-        return regex("instruction_boundary", Pattern.compile(
+        return anchoredRegex("instruction_boundary", Pattern.compile(
                 "<\\|(?:im_start|im_end|system|user|assistant|endoftext)\\|>|\\[/?INST\\]|<</?SYS>>"
                         + "|</?system>|\\n\\s*\\n(?:Human|Assistant|System)\\s*:"
-                        + "|(?i:ignore\\s+(?:all\\s+)?(?:the\\s+)?previous\\s+instructions)"));
+                        + "|(?i:ignore\\s+(?:all\\s+)?(?:the\\s+)?previous\\s+instructions)"),
+                Function.identity(), 80, 80, "<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<system>", "</system>",
+                "human", "assistant", "system", "ignore");
     }
 
     /**
@@ -165,10 +179,15 @@ public final class BuiltinRedFlags {
         for (String d : internalDomains) {
             suffixes.append('|').append(Pattern.quote(d.toLowerCase(Locale.ROOT)));
         }
-        return regex("internal_reference", Pattern.compile(
+        List<String> literals = new ArrayList<>(List.of("10.", "172.", "192.168.", ".internal", ".corp", ".lan",
+                ".intranet", ".local"));
+        for (String d : internalDomains) {
+            literals.add("." + d.toLowerCase(Locale.ROOT));
+        }
+        return anchoredRegex("internal_reference", Pattern.compile(
                 "(?<![\\d.])(?:10\\.\\d{1,3}|172\\.(?:1[6-9]|2\\d|3[01])|192\\.168)\\.\\d{1,3}\\.\\d{1,3}(?![\\d.]*\\d)"
                         + "|(?i)\\b(?:[a-z0-9-]{1,63}\\.)+(?:" + suffixes + ")\\b(?![.-]?[a-z0-9])"),
-                m -> m.toLowerCase(Locale.ROOT));
+                m -> m.toLowerCase(Locale.ROOT), 260, 270, literals.toArray(String[]::new));
     }
 
     /**
@@ -186,7 +205,11 @@ public final class BuiltinRedFlags {
 
             @Override
             public List<String> find(CharSequence text) {
-                String t = text.toString().toLowerCase(Locale.ROOT);
+                return find(text, text.toString().toLowerCase(Locale.ROOT));
+            }
+
+            @Override
+            public List<String> find(CharSequence text, String t) {
                 for (String k : lower) {
                     if (t.contains(k)) {
                         return inner.find(text);
@@ -197,15 +220,115 @@ public final class BuiltinRedFlags {
         };
     }
 
-    private static RedFlagDetector regex(String id, Pattern pattern) {
-        return regex(id, pattern, Function.identity());
+    /**
+     * Runs {@code pattern} only around the occurrences of {@code literals} in the lowercased text: in
+     * {@code [at - before, at + literal + after)}, with transparent bounds (look-arounds and {@code \\b}
+     * see the text outside), so it finds what a scan of the whole text finds as long as every match
+     * lies within {@code before} characters before and {@code after} after one of its literals.
+     */
+    private static List<String> anchored(Pattern pattern, CharSequence text, String lower, String[] literals,
+                                         int before, int after, Function<String, String> normalise) {
+        if (lower.length() != text.length()) {
+            // lower-casing changed the length (rare letters): fall back to the whole text
+            Matcher all = pattern.matcher(text);
+            List<String> out = new ArrayList<>();
+            while (all.find()) {
+                out.add(normalise.apply(cut(all.group())));
+            }
+            return out;
+        }
+        List<String> out = null;
+        java.util.BitSet starts = null;
+        Matcher m = pattern.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+        int scannedTo = 0;
+        java.util.TreeMap<Integer, Integer> hits = new java.util.TreeMap<>();
+        for (String l : literals) {
+            for (int at = lower.indexOf(l); at >= 0; at = lower.indexOf(l, at + 1)) {
+                hits.merge(at, l.length(), Math::max);
+            }
+        }
+        for (Map.Entry<Integer, Integer> hit : hits.entrySet()) {
+            int from = Math.max(Math.max(0, hit.getKey() - before), scannedTo);
+            int to = Math.min(text.length(), hit.getKey() + hit.getValue() + after);
+            if (from >= to) {
+                continue;
+            }
+            m.region(from, to);
+            while (m.find()) {
+                if (starts == null) {
+                    starts = new java.util.BitSet();
+                    out = new ArrayList<>();
+                }
+                if (!starts.get(m.start())) {
+                    starts.set(m.start());
+                    out.add(normalise.apply(cut(m.group())));
+                }
+            }
+            scannedTo = Math.max(from, to - before - after);
+        }
+        return out == null ? List.of() : out;
     }
 
-    private static RedFlagDetector regex(String id, Pattern pattern, Function<String, String> normalise) {
+    private static RedFlagDetector anchoredRegex(String id, Pattern pattern, Function<String, String> normalise,
+                                                 int before, int after, String... literals) {
         return new RedFlagDetector() {
             @Override
             public String id() {
                 return id;
+            }
+
+            @Override
+            public List<String> find(CharSequence text) {
+                return find(text, text.toString().toLowerCase(Locale.ROOT));
+            }
+
+            @Override
+            public List<String> find(CharSequence text, String lower) {
+                return anchored(pattern, text, lower, literals, before, after, normalise);
+            }
+        };
+    }
+
+    private static java.util.function.Predicate<String> anyOf(String... literals) {
+        return lower -> {
+            for (String l : literals) {
+                if (lower.contains(l)) {
+                    return true;
+                }
+            }
+            return false;
+        };
+    }
+
+    private static java.util.function.Predicate<String> internalPrefilter(List<String> internalDomains) {
+        List<String> literals = new ArrayList<>(List.of("10.", "172.", "192.168.", ".internal", ".corp", ".lan",
+                ".intranet", ".local"));
+        for (String d : internalDomains) {
+            literals.add("." + d.toLowerCase(Locale.ROOT));
+        }
+        String[] all = literals.toArray(String[]::new);
+        return anyOf(all);
+    }
+
+    private static RedFlagDetector regex(String id, Pattern pattern) {
+        return regex(id, pattern, Function.identity(), lower -> true);
+    }
+
+    /**
+     * A regex detector; {@code prefilter} is asked first with the lowercased text and must answer true
+     * whenever the pattern could match (it only saves the regex on text that cannot).
+     */
+    private static RedFlagDetector regex(String id, Pattern pattern, Function<String, String> normalise,
+                                         java.util.function.Predicate<String> prefilter) {
+        return new RedFlagDetector() {
+            @Override
+            public String id() {
+                return id;
+            }
+
+            @Override
+            public List<String> find(CharSequence text, String lower) {
+                return prefilter.test(lower) ? find(text) : List.of();
             }
 
             @Override

@@ -16,4 +16,12 @@ public interface RedFlagDetector {
      * characters); empty when there is none. Never null.
      */
     List<String> find(CharSequence text);
+
+    /**
+     * As {@link #find(CharSequence)}, given also {@code lower}, the same text in lower case
+     * ({@code toLowerCase(Locale.ROOT)}), for a cheap literal prefilter; the scan lowercases each batch once.
+     */
+    default List<String> find(CharSequence text, String lower) {
+        return find(text);
+    }
 }

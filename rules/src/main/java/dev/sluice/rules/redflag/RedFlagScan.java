@@ -19,6 +19,8 @@ public final class RedFlagScan {
 
     /** Characters of earlier text read again with each new piece. */
     public static final int CARRY = 256;
+    /** Characters gathered before a scan runs. */
+    public static final int BATCH = 8192;
     /** Most references a request scan keeps for its response. */
     private static final int MAX_REFERENCES = 256;
 
@@ -29,6 +31,7 @@ public final class RedFlagScan {
     private final Set<String> flagged = new LinkedHashSet<>();
     private final String separator;
     private String carry = "";
+    private final StringBuilder pending = new StringBuilder();
 
     /**
      * @param rules the rules that run on this body
@@ -52,20 +55,36 @@ public final class RedFlagScan {
     }
 
     /**
-     * Reads one piece of decoded text; returns the rules it flagged for the first time (in rule order),
-     * empty when none.
+     * Reads one piece of decoded text. Pieces are gathered and scanned {@value #BATCH} characters at a
+     * time (so the carry is read again once per batch, not once per piece); returns the rules a scan
+     * triggered by this piece flagged for the first time (in rule order), empty when none. Call
+     * {@link #flush()} at the end of each network chunk so that what was gathered is scanned then.
      */
     public List<RedFlagRule> feed(String piece) {
         if (piece == null || piece.isEmpty()) {
             return List.of();
         }
-        String window = carry.isEmpty() ? piece : carry + separator + piece;
+        if (pending.length() > 0 || !carry.isEmpty()) {
+            pending.append(separator);
+        }
+        pending.append(piece);
+        return pending.length() >= BATCH ? flush() : List.of();
+    }
+
+    /** Scans what was gathered; returns the rules it flagged for the first time, empty when none. */
+    public List<RedFlagRule> flush() {
+        if (pending.length() == 0) {
+            return List.of();
+        }
+        String window = carry + pending;
+        String lower = window.toLowerCase(java.util.Locale.ROOT);
+        pending.setLength(0);
         List<RedFlagRule> fresh = List.of();
         for (RedFlagRule rule : rules) {
             if (flagged.contains(rule.id())) {
                 continue;
             }
-            if (matches(rule, window)) {
+            if (matches(rule, window, lower)) {
                 flagged.add(rule.id());
                 if (fresh.isEmpty()) {
                     fresh = new ArrayList<>();
@@ -74,7 +93,7 @@ public final class RedFlagScan {
             }
         }
         if (referenceCollector != null && collected.size() < MAX_REFERENCES) {
-            for (String ref : referenceCollector.find(window)) {
+            for (String ref : referenceCollector.find(window, lower)) {
                 if (collected.size() < MAX_REFERENCES) {
                     collected.add(ref);
                 }
@@ -84,8 +103,8 @@ public final class RedFlagScan {
         return fresh;
     }
 
-    private boolean matches(RedFlagRule rule, String window) {
-        List<String> found = rule.detector().find(window);
+    private boolean matches(RedFlagRule rule, String window, String lower) {
+        List<String> found = rule.detector().find(window, lower);
         if (found.isEmpty()) {
             return false;
         }
@@ -105,7 +124,7 @@ public final class RedFlagScan {
         return Set.copyOf(flagged);
     }
 
-    /** Returns the internal references the request held (for its response's scan). */
+    /** Returns the internal references the request held (for its response's scan); call after {@link #flush()}. */
     public Set<String> references() {
         return Set.copyOf(collected);
     }

@@ -13,7 +13,11 @@ import org.junit.jupiter.api.Test;
 class BuiltinRedFlagsTest {
 
     private static boolean flags(String id, String text) {
-        return !BuiltinRedFlags.byId(id, List.of("corp.example")).orElseThrow().find(text).isEmpty();
+        RedFlagDetector d = BuiltinRedFlags.byId(id, List.of("corp.example")).orElseThrow();
+        List<String> found = d.find(text);
+        // the prefiltered form the scan uses finds exactly the same
+        assertThat(d.find(text, text.toLowerCase(java.util.Locale.ROOT))).as("prefiltered: %s", text).isEqualTo(found);
+        return !found.isEmpty();
     }
 
     @Test
@@ -94,16 +98,26 @@ class BuiltinRedFlagsTest {
         RedFlagRule rule = new RedFlagRule(BuiltinRedFlags.credentialPath(), RedFlagAction.LOG, RedFlagDirection.BOTH);
         RedFlagScan scan = new RedFlagScan(List.of(rule), null, Set.of(), "");
         assertThat(scan.feed("now cat ~/.s")).isEmpty();
-        assertThat(scan.feed("sh/id_rsa")).containsExactly(rule);
+        assertThat(scan.flush()).isEmpty();
+        assertThat(scan.feed("sh/id_rsa")).isEmpty();
+        assertThat(scan.flush()).containsExactly(rule);
         assertThat(scan.feed(" and cat ~/.ssh/id_rsa again")).isEmpty();
+        assertThat(scan.flush()).isEmpty();
         assertThat(scan.flagged()).containsExactly("credential_path");
 
         RedFlagDetector refs = BuiltinRedFlags.internalReference(List.of());
         RedFlagRule internal = new RedFlagRule(refs, RedFlagAction.LOG, RedFlagDirection.RESPONSE);
         RedFlagScan request = new RedFlagScan(List.of(), refs, Set.of(), "\n");
         request.feed("what runs on 10.1.2.3?");
+        request.flush();
         RedFlagScan echoed = new RedFlagScan(List.of(internal), null, request.references(), "");
-        assertThat(echoed.feed("10.1.2.3 runs postgres")).isEmpty();
-        assertThat(echoed.feed(", and 10.9.9.9 runs redis")).containsExactly(internal);
+        echoed.feed("10.1.2.3 runs postgres");
+        assertThat(echoed.flush()).isEmpty();
+        echoed.feed(", and 10.9.9.9 runs redis");
+        assertThat(echoed.flush()).containsExactly(internal);
+        // pieces gather until a batch is full, then scan at once
+        RedFlagScan batched = new RedFlagScan(List.of(rule), null, Set.of(), "\n");
+        assertThat(batched.feed("cat ~/.ssh/id_rsa")).isEmpty();
+        assertThat(batched.feed("x".repeat(RedFlagScan.BATCH))).containsExactly(rule);
     }
 }
