@@ -101,6 +101,8 @@ public final class BuiltinRedFlags {
                 int n = text.length();
                 int start = -1;
                 boolean allHex = true;
+                boolean upper = false;
+                int slashes = 0;
                 for (int i = 0; i <= n; i++) {
                     char c = i < n ? text.charAt(i) : ' ';
                     boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
@@ -109,11 +111,19 @@ public final class BuiltinRedFlags {
                         if (start < 0) {
                             start = i;
                             allHex = true;
+                            upper = false;
+                            slashes = 0;
                         }
                         allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+                        upper |= c >= 'A' && c <= 'Z';
+                        if (c == '/') {
+                            slashes++;
+                        }
                         continue;
                     }
-                    if (start >= 0 && i - start >= 16) {
+                    // base64 of a command line has capitals (its 6-bit groups spread over the alphabet); a
+                    // run without any, or one that is mostly slashes (a path), is not decoded
+                    if (start >= 0 && i - start >= 16 && (allHex || (upper && slashes * 8 < i - start))) {
                         String run = text.subSequence(start, i).toString();
                         String decoded = allHex && run.length() % 2 == 0
                                 ? printable(HexFormat.of().parseHex(run)) : decodeBase64(run);
@@ -187,7 +197,7 @@ public final class BuiltinRedFlags {
         return anchoredRegex("internal_reference", Pattern.compile(
                 "(?<![\\d.])(?:10\\.\\d{1,3}|172\\.(?:1[6-9]|2\\d|3[01])|192\\.168)\\.\\d{1,3}\\.\\d{1,3}(?![\\d.]*\\d)"
                         + "|(?i)\\b(?:[a-z0-9-]{1,63}\\.)+(?:" + suffixes + ")\\b(?![.-]?[a-z0-9])"),
-                m -> m.toLowerCase(Locale.ROOT), 260, 270, literals.toArray(String[]::new));
+                m -> m.toLowerCase(Locale.ROOT), 80, 20, literals.toArray(String[]::new));
     }
 
     /**
