@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * root ({@code cli}, {@code server}) → listeners ({@code explicit}, {@code transparent}, {@code dns},
  * {@code admin}) → phases ({@code tunnel} → {@code intercept} → {@code request}, {@code forward}) →
  * shared leaves ({@code http}, {@code exchange}, {@code core}, {@code dial}, {@code tls}, {@code audit},
- * {@code metrics}, {@code limits}, {@code transport}, {@code approval}) → the {@code rules}, {@code certs} and {@code hosts}
+ * {@code metrics}, {@code limits}, {@code transport}, {@code approval}, {@code alerts}) → the {@code rules}, {@code certs} and {@code hosts}
  * modules. A new import cycle, an arrow pointing up the graph, or a Netty import in {@code rules} fails
  * the build.
  */
@@ -64,7 +64,8 @@ class PackageGraphTest {
                 .layer("leaves").definedBy("dev.sluice.proxy.http..", "dev.sluice.proxy.exchange..",
                         "dev.sluice.proxy.core..", "dev.sluice.proxy.dial..", "dev.sluice.proxy.tls..",
                         "dev.sluice.proxy.audit..", "dev.sluice.proxy.metrics..", "dev.sluice.proxy.limits..",
-                        "dev.sluice.proxy.transport..", "dev.sluice.proxy.approval..", "dev.sluice.proxy.credential..")
+                        "dev.sluice.proxy.transport..", "dev.sluice.proxy.approval..", "dev.sluice.proxy.credential..",
+                        "dev.sluice.proxy.alerts..")
                 .layer("modules").definedBy("dev.sluice.rules..", "dev.sluice.certs..", "dev.sluice.hosts..")
                 .whereLayer("root").mayNotBeAccessedByAnyLayer()
                 .whereLayer("listeners").mayOnlyBeAccessedByLayers("root")

@@ -53,5 +53,42 @@ public record ForwardRequest(HttpRequest request, HttpTarget target, Decision de
 
         /** Called with each body chunk (not retained: read it now), {@code last} for the final one. */
         void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit);
+
+        /**
+         * Returns why the response must not go on (read after each {@link #onContent}), or null to let it
+         * stream: the forwarder then closes the downstream connection after the chunk just relayed.
+         */
+        default String stopReason() {
+            return null;
+        }
+
+        /** Returns a scan that runs {@code first}, then {@code second}; either may be null. */
+        static ResponseScan both(ResponseScan first, ResponseScan second) {
+            if (first == null) {
+                return second;
+            }
+            if (second == null) {
+                return first;
+            }
+            return new ResponseScan() {
+                @Override
+                public void onHead(io.netty.handler.codec.http.HttpResponse head) {
+                    first.onHead(head);
+                    second.onHead(head);
+                }
+
+                @Override
+                public void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit) {
+                    first.onContent(content, last, audit);
+                    second.onContent(content, last, audit);
+                }
+
+                @Override
+                public String stopReason() {
+                    String reason = first.stopReason();
+                    return reason != null ? reason : second.stopReason();
+                }
+            };
+        }
     }
 }

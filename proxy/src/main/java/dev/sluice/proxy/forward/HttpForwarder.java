@@ -544,7 +544,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         ChannelPipeline downPipeline = down.pipeline();
         for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
-                HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
+                HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.LLM,
+                HttpPipeline.RED_FLAGS, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
             if (downPipeline.get(name) != null) {
                 downPipeline.remove(name);
             }
@@ -559,6 +560,19 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             current.responseScan().onContent(content.content(), last, current.audit());
         }
         ctx.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        String stop = !interimResponse && current != null && current.responseScan() != null
+                ? current.responseScan().stopReason() : null;
+        if (stop != null && !last) {
+            // A response scan refused the rest (a red_flags block rule): what was relayed stays, the
+            // stream ends here and the client sees the connection close before the body's end.
+            ForwardRequest done = current;
+            current = null;
+            closeUpstream();
+            done.audit().error(stop);
+            done.audit().emit();
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
         if (upstream != null && !ctx.channel().isWritable()) {
             Reads.setAutoRead(upstream, false);
         }

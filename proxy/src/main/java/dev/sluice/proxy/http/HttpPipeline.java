@@ -37,6 +37,10 @@ public final class HttpPipeline {
     public static final String REDACT = "redact";
     /** Pipeline name of the credential phase (placeholders swapped or refused). */
     public static final String CREDENTIALS = "credentials";
+    /** Name of the LLM monitoring phase on intercepted hosts (token budget, usage). */
+    public static final String LLM = "llm";
+    /** Name of the red-flag phase on intercepted hosts. */
+    public static final String RED_FLAGS = "flags";
     /** Pipeline name of the forwarding phase. */
     public static final String FORWARD = "forward";
     /** Pipeline name of the tunnel set-up phase (explicit listener). */

@@ -43,7 +43,10 @@ import org.slf4j.LoggerFactory;
  *            (else close: sni_mismatch, or no_sni); ALPN offers h2 and http/1.1
  *   gate     InterceptGate: handshake failures and refusals end the tunnel with its audit record
  *   decoder, encoder, request (ExplicitRequestHandler with an InterceptFront),
+ *   llm      LlmPhase: limits.token_budget, and the response's model and token usage
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
+ *   flags    RedFlagPhase: red_flags on the request body as sent (after redaction, before injection) and
+ *            on the response
  *   credentials CredentialPhase: placeholders swapped for real values where inject allows, else refused
  *   forward  HttpForwarder with TLS
  * </pre>
@@ -63,6 +66,18 @@ public final class Interception {
     static final String PEEK = "tls-peek";
     /** Idle upstream connections an HTTP/2 connection keeps for its next streams. */
     static final int H2_IDLE_UPSTREAMS = 32;
+
+    /**
+     * Adds LLM monitoring to an intercepted pipeline whose phases are installed: {@link LlmPhase} (token
+     * budget, usage) right after the request phase, and {@link RedFlagPhase} right after redaction and
+     * before credential injection, so it reads the body as the sandbox sent it (redacted) and never a
+     * real injected credential.
+     */
+    private static void addMonitoring(ProxyContext context, ChannelPipeline pipeline) {
+        pipeline.addAfter(HttpPipeline.REQUEST, LlmPhase.NAME, new LlmPhase(context));
+        String before = pipeline.get(HttpPipeline.CREDENTIALS) != null ? HttpPipeline.CREDENTIALS : HttpPipeline.FORWARD;
+        pipeline.addBefore(before, RedFlagPhase.NAME, new RedFlagPhase(context));
+    }
 
     private Interception() {
     }
@@ -102,10 +117,12 @@ public final class Interception {
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
                 new RedactionPhase(inspected.redact()),
                 context.credentials() == null ? null : new CredentialPhase(context.credentials(), true), forwarder);
+        addMonitoring(context, p);
         java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
         gate.h2 = () -> {
             for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
-                    HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.FORWARD)) {
+                    HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.FORWARD, LlmPhase.NAME,
+                    RedFlagPhase.NAME)) {
                 if (p.get(name) != null) {
                     p.remove(name);
                 }
@@ -124,6 +141,7 @@ public final class Interception {
                                 new RedactionPhase(inspected.redact()),
                                 context.credentials() == null ? null
                                         : new CredentialPhase(context.credentials(), true), streamForwarder);
+                        addMonitoring(context, pipeline);
                         Channel first = spare.getAndSet(null);
                         if (first != null && first.isActive()) {
                             streamForwarder.adopt(first, counter, target, policy);

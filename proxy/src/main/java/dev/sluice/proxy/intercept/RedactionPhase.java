@@ -112,7 +112,8 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
 
         boolean hasBody = HttpUtil.isTransferEncodingChunked(request.request())
                 || HttpUtil.getContentLength(request.request(), 0L) > 0;
-        ForwardRequest outgoing = request.withResponseScan(new ResponseReport(settings));
+        ForwardRequest outgoing = request.withResponseScan(
+                ForwardRequest.ResponseScan.both(request.responseScan(), new ResponseReport(settings)));
         if (!hasBody) {
             ctx.fireChannelRead(outgoing);
             return;

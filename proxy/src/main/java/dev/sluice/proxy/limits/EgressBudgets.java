@@ -12,11 +12,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * current window, its new requests and tunnels are answered 429 {@code egress_budget} until the window
  * ends. Windows are fixed and aligned to the epoch (a 1h window resets on the hour, UTC). Exchanges
  * already running are not cut.
+ *
+ * <p>It also keeps the per-extension LLM token accounts of {@code limits.token_budget} (tokens the
+ * providers' responses reported, input plus output), counted the same way in their own windows. All of it
+ * is in memory: a restart starts every window from zero.
  */
 public final class EgressBudgets {
 
     private final Clock clock;
     private final Map<String, Account> accounts = new ConcurrentHashMap<>();
+    private final Map<String, Account> tokenAccounts = new ConcurrentHashMap<>();
 
     public EgressBudgets(Clock clock) {
         this.clock = clock;
@@ -35,7 +40,20 @@ public final class EgressBudgets {
         return budgetBytes > 0 && account(extension).used(window) >= budgetBytes;
     }
 
-    /** One extension's bytes in the current window. */
+    /** Returns the LLM token account of {@code extension} ({@code limits.token_budget}), created on first use. */
+    public Account tokenAccount(String extension) {
+        return tokenAccounts.computeIfAbsent(extension, e -> new Account(clock));
+    }
+
+    /**
+     * Answers whether {@code extension} has used {@code budgetTokens} LLM tokens or more in the current
+     * window of {@code window}; always false when {@code budgetTokens} is 0 (no budget).
+     */
+    public boolean tokensExhausted(String extension, long budgetTokens, Duration window) {
+        return budgetTokens > 0 && tokenAccount(extension).used(window) >= budgetTokens;
+    }
+
+    /** One extension's bytes (or tokens) in the current window. */
     public static final class Account {
         private final Clock clock;
         private final AtomicLong bytes = new AtomicLong();

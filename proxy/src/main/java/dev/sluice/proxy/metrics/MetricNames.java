@@ -30,6 +30,19 @@ public final class MetricNames {
     public static final String AUDIT_EXPORT_FAILURES = "sluice.audit.export.failures";
     /** Records delivered by the audit export, by {@code sink} ({@code otlp}, {@code stdout}). */
     public static final String AUDIT_EXPORTED = "sluice.audit.exported";
+    /**
+     * {@code sluice_llm_tokens_total{extension,host,kind}}: LLM tokens the providers' responses reported,
+     * {@code kind} {@code input} or {@code output}; {@code host} is the inspected host.
+     */
+    public static final String LLM_TOKENS = "sluice.llm.tokens";
+    /** {@code sluice_red_flags_total{extension,rule}}: red-flag matches, one per rule and body at most. */
+    public static final String RED_FLAGS = "sluice.red.flags";
+    /** {@code sluice_alert_webhook_failures_total}: alert batches the webhook did not accept after every retry. */
+    public static final String ALERT_WEBHOOK_FAILURES = "sluice.alert.webhook.failures";
+    /** {@code sluice_alerts_dropped_total}: alerts dropped because the webhook queue was full. */
+    public static final String ALERTS_DROPPED = "sluice.alerts.dropped";
+    /** {@code sluice_alerts_sent_total}: alerts a webhook accepted. */
+    public static final String ALERTS_SENT = "sluice.alerts.sent";
 
     /** Tag keys. */
     public static final String EXTENSION = "extension";
@@ -42,6 +55,8 @@ public final class MetricNames {
     public static final String HOST = "host";
     public static final String SINK = "sink";
     public static final String CREDENTIAL = "credential";
+    public static final String KIND = "kind";
+    public static final String RULE = "rule";
 
     /** The destination label of traffic that no allow rule names (denied, or passed in report mode). */
     public static final String DENIED_DESTINATION = "denied";

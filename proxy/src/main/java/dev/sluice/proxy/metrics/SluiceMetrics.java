@@ -127,6 +127,29 @@ public final class SluiceMetrics {
         }
     }
 
+    /**
+     * Counts the LLM tokens one response reported ({@code sluice_llm_tokens_total}); counts {@code >= 0},
+     * a zero adds nothing but still registers the series.
+     *
+     * @param host the inspected host the response came from (policy-listed: bounded)
+     */
+    public void llmTokens(String extension, String host, long inputTokens, long outputTokens) {
+        String ext = extension == null ? MetricNames.UNKNOWN_EXTENSION : extension;
+        Counter.builder(MetricNames.LLM_TOKENS).tags(MetricNames.EXTENSION, ext, MetricNames.HOST, host,
+                MetricNames.KIND, "input").description("LLM tokens the providers reported")
+                .register(registry).increment(inputTokens);
+        Counter.builder(MetricNames.LLM_TOKENS).tags(MetricNames.EXTENSION, ext, MetricNames.HOST, host,
+                MetricNames.KIND, "output").description("LLM tokens the providers reported")
+                .register(registry).increment(outputTokens);
+    }
+
+    /** Counts one red-flag match of {@code rule} (a policy rule id: bounded) for {@code extension}. */
+    public void redFlag(String extension, String rule) {
+        String ext = extension == null ? MetricNames.UNKNOWN_EXTENSION : extension;
+        Counter.builder(MetricNames.RED_FLAGS).tags(MetricNames.EXTENSION, ext, MetricNames.RULE, rule)
+                .description("Red-flag matches in bodies to and from inspected hosts").register(registry).increment();
+    }
+
     /** Counts a pin mismatch for {@code host} (a policy-listed inspect host: bounded). */
     public void pinFailure(String host) {
         Counter.builder(MetricNames.PIN_FAILURES).tags(MetricNames.HOST, host).register(registry).increment();

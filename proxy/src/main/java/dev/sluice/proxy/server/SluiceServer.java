@@ -94,6 +94,7 @@ public final class SluiceServer implements AutoCloseable {
 
     private final InterceptionTls interception;
     private final dev.sluice.proxy.approval.Approvals approvals;
+    private final dev.sluice.proxy.alerts.AlertWebhook alerts;
     private final AuditExport export;
     private final Path dataDir;
     private final dev.sluice.proxy.credential.Credentials credentials;
@@ -151,7 +152,15 @@ public final class SluiceServer implements AutoCloseable {
                 reloads.reload();
             }
         });
-        this.context = new ProxyContext(policies, auditLog, new MeteredAuditSink(metrics, records), dialer, clock,
+        this.alerts = new dev.sluice.proxy.alerts.AlertWebhook();
+        metrics.functionCounter(MetricNames.ALERT_WEBHOOK_FAILURES, Tags.empty(), alerts,
+                dev.sluice.proxy.alerts.AlertWebhook::failures);
+        metrics.functionCounter(MetricNames.ALERTS_DROPPED, Tags.empty(), alerts,
+                dev.sluice.proxy.alerts.AlertWebhook::dropped);
+        metrics.functionCounter(MetricNames.ALERTS_SENT, Tags.empty(), alerts,
+                dev.sluice.proxy.alerts.AlertWebhook::sent);
+        this.context = new ProxyContext(policies, auditLog, new dev.sluice.proxy.alerts.AlertingAuditSink(
+                new MeteredAuditSink(metrics, records), policies, alerts), dialer, clock,
                 metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
@@ -463,6 +472,7 @@ public final class SluiceServer implements AutoCloseable {
         if (export != null) {
             export.close(); // after the event loops: every connection has written its record
         }
+        alerts.close(); // queued alerts are not sent: the sender must not hold shutdown up
         metrics.registry().close();
         interception.close();
         if (ready) {

@@ -62,6 +62,8 @@ public final class BuiltinRules {
     public static final String MAX_CONNECTIONS = "limits.max_connections_per_extension";
     /** {@code limits.egress_budget} ({@link Reason#EGRESS_BUDGET}). */
     public static final String EGRESS_BUDGET = "limits.egress_budget";
+    /** {@code limits.token_budget} ({@link Reason#TOKEN_BUDGET}). */
+    public static final String TOKEN_BUDGET = "limits.token_budget";
     /** {@code limits.header_timeout} ({@link Reason#HEADER_TIMEOUT}). */
     public static final String HEADER_TIMEOUT = "limits.header_timeout";
     /** {@code limits.idle_timeout} ({@link Reason#IDLE_TIMEOUT}). */

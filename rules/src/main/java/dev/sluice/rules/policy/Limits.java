@@ -19,10 +19,24 @@ import java.time.Duration;
  * @param maxWebsocketMessageBytes largest WebSocket message (all its fragments, RFC 6455 section 5.4) Sluice
  *                                 reassembles to inspect, in bytes (default
  *                                 {@value #DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES}); over it both legs close 1009
+ * @param tokenBudget {@code limits.token_budget.tokens}: LLM tokens (input plus output, as the providers'
+ *                    responses report them) each extension may use per window; 0 means no budget (the
+ *                    default). Once spent, its next request to an inspected host gets 429 {@code token_budget}
+ * @param tokenBudgetWindow {@code limits.token_budget.window}, fixed and aligned to the epoch (default 1h)
  */
 public record Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,
                      int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow,
-                     int maxBufferedBodyBytes, int maxWebsocketMessageBytes) {
+                     int maxBufferedBodyBytes, int maxWebsocketMessageBytes, long tokenBudget,
+                     Duration tokenBudgetWindow) {
+
+    /** The same limits without a token budget (for callers that predate it). */
+    public Limits(Duration headerTimeout, Duration idleTimeout, int maxHeaderBytes, long maxInspectedBodyBytes,
+                  int maxConnectionsPerExtension, long egressBudgetBytes, Duration egressBudgetWindow,
+                  int maxBufferedBodyBytes, int maxWebsocketMessageBytes) {
+        this(headerTimeout, idleTimeout, maxHeaderBytes, maxInspectedBodyBytes, maxConnectionsPerExtension,
+                egressBudgetBytes, egressBudgetWindow, maxBufferedBodyBytes, maxWebsocketMessageBytes, 0,
+                Duration.ofHours(1));
+    }
 
     /** Default of {@code limits.max_buffered_body}: 1 MiB. */
     public static final int DEFAULT_MAX_BUFFERED_BODY_BYTES = 1 << 20;

@@ -30,12 +30,15 @@ import java.util.Optional;
  *                 when non-empty, {@code sha256Hex} is {@link PolicyLoader#fingerprint} over the file and them
  * @param approvals the {@code approvals} section, or null when requests that miss are simply refused
  * @param credentials the top-level {@code credentials} map, by name (no values: docs/credentials.md)
+ * @param redFlags the {@code red_flags} section, or null when no red-flag rule runs
+ * @param alerts the {@code alerts} section, or null when no alert is sent
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
                      UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
-                     Map<String, Credential> credentials) {
+                     Map<String, Credential> credentials, dev.sluice.rules.redflag.RedFlagSettings redFlags,
+                     AlertSettings alerts) {
 
     public Policy {
         credentials = credentials == null ? Map.of() : java.util.Collections.unmodifiableMap(
@@ -47,13 +50,23 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
         globalDeny = RuleList.copyOf(globalDeny);
     }
 
-    /** A policy without credentials. */
+    /** A policy with credentials but without {@code red_flags} or {@code alerts}. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                  UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
+                  Map<String, Credential> credentials) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                upstreamProxy, includes, approvals, credentials, null, null);
+    }
+
+    /** A policy without credentials, {@code red_flags} or {@code alerts}. */
     public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                   ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                   Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
                   UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
         this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
-                upstreamProxy, includes, approvals, Map.of());
+                upstreamProxy, includes, approvals, Map.of(), null, null);
     }
 
     /** A policy without an {@code upstream_proxy} section, fragments or approvals. */

@@ -66,7 +66,7 @@ public final class PolicyLoader {
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
             "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "upstream_proxy", "include",
-            "approvals", "credentials");
+            "approvals", "credentials", "red_flags", "alerts");
     private static final Set<String> CREDENTIAL_KEYS = orderedSet("source", "optional", "placeholder_env", "inject");
     private static final Set<String> CREDENTIAL_SOURCE_KEYS = orderedSet("env", "file", "key", "command", "ttl");
     private static final Set<String> CREDENTIAL_INJECT_KEYS = orderedSet("hosts", "ports", "paths", "header", "basic",
@@ -75,6 +75,10 @@ public final class PolicyLoader {
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     /** How long a {@code command} source's value is kept when {@code ttl} is not given. */
     static final Duration DEFAULT_CREDENTIAL_TTL = Duration.ofMinutes(15);
+    private static final Set<String> ALERT_KEYS = orderedSet("webhook");
+    private static final Set<String> RED_FLAG_KEYS = orderedSet("rules", "direction", "action", "suppress");
+    private static final Set<String> RED_FLAG_RULE_KEYS = orderedSet("id", "pattern", "keywords", "action", "direction");
+    private static final Set<String> SUPPRESS_KEYS = orderedSet("rule", "host", "path_prefix");
     private static final Set<String> APPROVAL_KEYS = orderedSet("backend", "timeout", "scopes", "overlay");
     /** What a fragment named by {@code include} may contain (docs/policy.md "include"). */
     private static final Set<String> FRAGMENT_KEYS = orderedSet("include", "groups", "extensions");
@@ -93,11 +97,13 @@ public final class PolicyLoader {
             "credentials");
     private static final Set<String> AUTH_KEYS = orderedSet("token_sha256");
     private static final Set<String> RULE_KEYS = orderedSet("host", "cidr", "ports", "methods", "paths", "tls_only");
-    private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers");
+    private static final Set<String> NETWORK_KEYS = orderedSet("allow_private", "hosts", "resolvers",
+            "internal_domains");
     private static final Set<String> LISTEN_KEYS = orderedSet("proxy", "transparent", "dns", "admin");
     private static final Set<String> LIMITS_KEYS = orderedSet("header_timeout", "idle_timeout", "max_header_bytes",
             "max_inspected_body", "max_buffered_body", "max_connections_per_extension", "egress_budget",
-            "egress_budget_window", "max_websocket_message");
+            "egress_budget_window", "max_websocket_message", "token_budget");
+    private static final Set<String> TOKEN_BUDGET_KEYS = orderedSet("tokens", "window");
     private static final Set<String> AUDIT_KEYS = orderedSet("path", "max_file_bytes", "keep_files", "format", "stdout");
 
     /**
@@ -114,7 +120,10 @@ public final class PolicyLoader {
         tables.put("Rules", RULE_KEYS);
         tables.put("`network`", NETWORK_KEYS);
         tables.put("`listen`", LISTEN_KEYS);
-        tables.put("`limits`", LIMITS_KEYS);
+        Set<String> limits = new LinkedHashSet<>(LIMITS_KEYS);
+        limits.remove("token_budget");
+        TOKEN_BUDGET_KEYS.forEach(k -> limits.add("token_budget." + k));
+        tables.put("`limits`", limits);
         tables.put("`inspect`", INSPECT_KEYS);
         tables.put("`tls`", TLS_KEYS);
         tables.put("`upstream_proxy`", UPSTREAM_PROXY_KEYS);
@@ -128,6 +137,11 @@ public final class PolicyLoader {
         CREDENTIAL_SOURCE_KEYS.forEach(k -> credential.add("source." + k));
         CREDENTIAL_INJECT_KEYS.forEach(k -> credential.add("inject." + k));
         tables.put("`credentials.<name>`", credential);
+        Set<String> redFlags = new LinkedHashSet<>(RED_FLAG_KEYS);
+        RED_FLAG_RULE_KEYS.forEach(k -> redFlags.add("rules." + k));
+        SUPPRESS_KEYS.forEach(k -> redFlags.add("suppress." + k));
+        tables.put("`red_flags`", redFlags);
+        tables.put("`alerts`", ALERT_KEYS);
         return tables;
     }
 
@@ -353,6 +367,9 @@ public final class PolicyLoader {
             ApprovalSettings approvals = approvals(value(top, "approvals"));
             Map<String, Credential> credentials = credentials(value(top, "credentials"), inspect);
             checkCredentialGrants(credentials);
+            dev.sluice.rules.redflag.RedFlagSettings redFlags = redFlags(value(top, "red_flags"),
+                    internalDomains(value(top, "network")));
+            AlertSettings alerts = alerts(value(top, "alerts"));
             if (!errors.isEmpty()) {
                 return null;
             }
@@ -364,7 +381,305 @@ public final class PolicyLoader {
                 sha256Hex = PolicyLoader.sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
             }
             return new Policy(mode, merged, globalDeny, network, listen, limits, audit, source, sha256Hex,
-                    inspect, tls, redaction, upstreamProxy, included, approvals, credentials);
+                    inspect, tls, redaction, upstreamProxy, included, approvals, credentials,
+                    redFlags, alerts);
+        }
+
+        AlertSettings alerts(Node node) {
+            if (node == null || isNull(node)) {
+                return null;
+            }
+            MapNode m = map(node, "alerts");
+            if (m == null) {
+                return null;
+            }
+            checkKeys(m, "alerts.", ALERT_KEYS, Set.of());
+            Node w = value(m, "webhook");
+            if (w == null) {
+                error(m.loc(), "alerts.webhook: missing (expected: an http:// or https:// URL)");
+                return null;
+            }
+            String text = string(w, "alerts.webhook");
+            if (text == null) {
+                return null;
+            }
+            try {
+                java.net.URI uri = new java.net.URI(text);
+                if (uri.getScheme() == null || !Set.of("http", "https").contains(uri.getScheme())
+                        || uri.getHost() == null || uri.getUserInfo() != null) {
+                    throw new java.net.URISyntaxException(text, "not an http(s) URL");
+                }
+                return new AlertSettings(uri);
+            } catch (java.net.URISyntaxException e) {
+                error(w.loc(), "alerts.webhook: " + text + " (expected: an http:// or https:// URL without user info)");
+                return null;
+            }
+        }
+
+        // ---- red flags ----
+
+        /** {@code network.internal_domains}: lowercase domain names (validated here; the rest of network elsewhere). */
+        List<String> internalDomains(Node network) {
+            List<String> out = new ArrayList<>();
+            if (!(network instanceof MapNode m)) {
+                return out;
+            }
+            Node node = value(m, "internal_domains");
+            if (node == null || isNull(node)) {
+                return out;
+            }
+            ListNode list = list(node, "network.internal_domains");
+            if (list == null) {
+                return out;
+            }
+            for (int i = 0; i < list.items().size(); i++) {
+                Node item = list.items().get(i);
+                String d = string(item, "network.internal_domains[" + i + "]");
+                if (d == null) {
+                    continue;
+                }
+                String lower = d.toLowerCase(Locale.ROOT);
+                if (!lower.matches("(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")) {
+                    error(item.loc(), "network.internal_domains[" + i + "]: " + d + " (expected: a domain name such as corp.example)");
+                } else {
+                    out.add(lower);
+                }
+            }
+            return out;
+        }
+
+        dev.sluice.rules.redflag.RedFlagSettings redFlags(Node node, List<String> internalDomains) {
+            if (node == null || isNull(node)) {
+                return null;
+            }
+            MapNode m = map(node, "red_flags");
+            if (m == null) {
+                return null;
+            }
+            int before = errors.size();
+            checkKeys(m, "red_flags.", RED_FLAG_KEYS, Set.of());
+            dev.sluice.rules.redflag.RedFlagAction action = redFlagAction(value(m, "action"), "red_flags.action",
+                    dev.sluice.rules.redflag.RedFlagAction.LOG);
+            dev.sluice.rules.redflag.RedFlagDirection direction = redFlagDirection(value(m, "direction"),
+                    "red_flags.direction", dev.sluice.rules.redflag.RedFlagDirection.BOTH);
+            List<dev.sluice.rules.redflag.RedFlagRule> rules = new ArrayList<>();
+            Set<String> ids = new LinkedHashSet<>();
+            Node rulesNode = value(m, "rules");
+            if (rulesNode == null) {
+                error(m.loc(), "red_flags.rules: missing (expected: a list of built-in ids or {id, pattern, keywords})");
+            } else {
+                ListNode list = list(rulesNode, "red_flags.rules");
+                if (list != null) {
+                    for (int i = 0; i < list.items().size(); i++) {
+                        dev.sluice.rules.redflag.RedFlagRule r = redFlagRule(list.items().get(i),
+                                "red_flags.rules[" + i + "]", ids, action, direction, internalDomains);
+                        if (r != null) {
+                            rules.add(r);
+                        }
+                    }
+                }
+            }
+            List<dev.sluice.rules.redflag.RedFlagSettings.Suppression> suppress = new ArrayList<>();
+            Node suppressNode = value(m, "suppress");
+            if (suppressNode != null && !isNull(suppressNode)) {
+                ListNode list = list(suppressNode, "red_flags.suppress");
+                if (list != null) {
+                    for (int i = 0; i < list.items().size(); i++) {
+                        String path = "red_flags.suppress[" + i + "]";
+                        MapNode s = map(list.items().get(i), path);
+                        if (s == null) {
+                            continue;
+                        }
+                        checkKeys(s, path + ".", SUPPRESS_KEYS, Set.of());
+                        Node ruleNode = value(s, "rule");
+                        String rule = null;
+                        if (ruleNode == null) {
+                            error(s.loc(), path + ".rule: missing (expected: the id of one of red_flags.rules)");
+                        } else {
+                            rule = string(ruleNode, path + ".rule");
+                            if (rule != null && !ids.contains(rule)) {
+                                error(ruleNode.loc(), path + ".rule: " + rule + " (expected: the id of one of red_flags.rules)");
+                            }
+                        }
+                        String host = null;
+                        Node hostNode = value(s, "host");
+                        if (hostNode != null) {
+                            String h = string(hostNode, path + ".host");
+                            if (h != null) {
+                                try {
+                                    host = dev.sluice.rules.target.TargetParser.canonicalHost(h, 443).host();
+                                } catch (dev.sluice.rules.target.MalformedTargetException e) {
+                                    error(hostNode.loc(), path + ".host: " + h + " (expected: a host name)");
+                                }
+                            }
+                        }
+                        String prefix = null;
+                        Node prefixNode = value(s, "path_prefix");
+                        if (prefixNode != null) {
+                            prefix = string(prefixNode, path + ".path_prefix");
+                            if (prefix != null && !prefix.startsWith("/")) {
+                                error(prefixNode.loc(), path + ".path_prefix: " + prefix + " (expected: a path starting with /)");
+                            }
+                        }
+                        if (rule != null) {
+                            suppress.add(new dev.sluice.rules.redflag.RedFlagSettings.Suppression(rule, host, prefix));
+                        }
+                    }
+                }
+            }
+            if (errors.size() != before) {
+                return null;
+            }
+            return new dev.sluice.rules.redflag.RedFlagSettings(rules, suppress);
+        }
+
+        dev.sluice.rules.redflag.RedFlagRule redFlagRule(Node node, String path, Set<String> ids,
+                                                          dev.sluice.rules.redflag.RedFlagAction action,
+                                                          dev.sluice.rules.redflag.RedFlagDirection direction,
+                                                          List<String> internalDomains) {
+            if (node instanceof ScalarNode) {
+                String id = string(node, path);
+                if (id == null) {
+                    return null;
+                }
+                java.util.Optional<dev.sluice.rules.redflag.RedFlagDetector> d =
+                        dev.sluice.rules.redflag.BuiltinRedFlags.byId(id, internalDomains);
+                if (d.isEmpty()) {
+                    error(node.loc(), path + ": " + id + " (expected: one of "
+                            + String.join(", ", dev.sluice.rules.redflag.BuiltinRedFlags.IDS) + ", or {id, pattern, keywords})");
+                    return null;
+                }
+                if (!ids.add(id)) {
+                    error(node.loc(), path + ": " + id + " listed twice");
+                    return null;
+                }
+                return new dev.sluice.rules.redflag.RedFlagRule(d.get(), action, direction);
+            }
+            MapNode m = map(node, path);
+            if (m == null) {
+                return null;
+            }
+            int before = errors.size();
+            checkKeys(m, path + ".", RED_FLAG_RULE_KEYS, Set.of());
+            dev.sluice.rules.redflag.RedFlagAction a = redFlagAction(value(m, "action"), path + ".action", action);
+            dev.sluice.rules.redflag.RedFlagDirection dir = redFlagDirection(value(m, "direction"), path + ".direction",
+                    direction);
+            Node idNode = value(m, "id");
+            if (idNode == null) {
+                error(m.loc(), path + ".id: missing (expected: a built-in id, or a new id such as acme-project)");
+                return null;
+            }
+            String id = string(idNode, path + ".id");
+            if (id == null) {
+                return null;
+            }
+            if (!ids.add(id)) {
+                error(idNode.loc(), path + ".id: " + id + " listed twice");
+                return null;
+            }
+            java.util.Optional<dev.sluice.rules.redflag.RedFlagDetector> builtin =
+                    dev.sluice.rules.redflag.BuiltinRedFlags.byId(id, internalDomains);
+            if (builtin.isPresent()) {
+                if (value(m, "pattern") != null || value(m, "keywords") != null) {
+                    error(idNode.loc(), path + ".id: " + id
+                            + " is a built-in rule (expected: no pattern or keywords, or a new id)");
+                    return null;
+                }
+                return errors.size() != before ? null : new dev.sluice.rules.redflag.RedFlagRule(builtin.get(), a, dir);
+            }
+            if (!CUSTOM_ID.matcher(id).matches()) {
+                error(idNode.loc(), path + ".id: " + id + " (expected: " + CUSTOM_ID.pattern() + ")");
+                return null;
+            }
+            // pattern and keywords are validated as a custom redaction detector's are
+            Set<String> scratch = new LinkedHashSet<>();
+            Pattern pattern = null;
+            Node patternNode = value(m, "pattern");
+            if (patternNode == null) {
+                error(m.loc(), path + ".pattern: missing (expected: a Java regular expression)");
+            } else {
+                String regex = string(patternNode, path + ".pattern");
+                if (regex != null) {
+                    try {
+                        pattern = Pattern.compile(regex);
+                    } catch (java.util.regex.PatternSyntaxException e) {
+                        error(patternNode.loc(), path + ".pattern: bad regular expression: " + e.getDescription()
+                                + " near index " + e.getIndex() + " (expected: java.util.regex syntax)");
+                    }
+                }
+            }
+            List<String> keywords = new ArrayList<>();
+            Node keywordsNode = value(m, "keywords");
+            if (keywordsNode == null) {
+                error(m.loc(), path + ".keywords: missing (expected: a list of 1 or more strings found in every match)");
+            } else {
+                ListNode list = list(keywordsNode, path + ".keywords");
+                if (list != null) {
+                    if (list.items().isEmpty()) {
+                        error(list.loc(), path + ".keywords: empty (expected: a list of 1 or more strings found in every match)");
+                    }
+                    for (int i = 0; i < list.items().size(); i++) {
+                        Node k = list.items().get(i);
+                        String kw = string(k, path + ".keywords[" + i + "]");
+                        if (kw == null) {
+                            continue;
+                        }
+                        String lower = kw.toLowerCase(Locale.ROOT);
+                        if (lower.length() < 2 || lower.length() > 64
+                                || !lower.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '"' && c != '\\')) {
+                            error(k.loc(), path + ".keywords[" + i + "]: " + kw
+                                    + " (expected: 2..64 printable ASCII characters without spaces, quotes or backslashes)");
+                        } else if (!keywords.contains(lower)) {
+                            keywords.add(lower);
+                        }
+                    }
+                }
+            }
+            if (errors.size() != before || pattern == null || keywords.isEmpty()) {
+                return null;
+            }
+            return new dev.sluice.rules.redflag.RedFlagRule(
+                    dev.sluice.rules.redflag.BuiltinRedFlags.custom(id, pattern, keywords), a, dir);
+        }
+
+        dev.sluice.rules.redflag.RedFlagAction redFlagAction(Node node, String path,
+                                                              dev.sluice.rules.redflag.RedFlagAction dflt) {
+            if (node == null) {
+                return dflt;
+            }
+            String a = string(node, path);
+            if (a == null) {
+                return dflt;
+            }
+            return switch (a) {
+                case "log" -> dev.sluice.rules.redflag.RedFlagAction.LOG;
+                case "alert" -> dev.sluice.rules.redflag.RedFlagAction.ALERT;
+                case "block" -> dev.sluice.rules.redflag.RedFlagAction.BLOCK;
+                default -> {
+                    error(node.loc(), path + ": " + a + " (expected: log, alert or block)");
+                    yield dflt;
+                }
+            };
+        }
+
+        dev.sluice.rules.redflag.RedFlagDirection redFlagDirection(Node node, String path,
+                                                                    dev.sluice.rules.redflag.RedFlagDirection dflt) {
+            if (node == null) {
+                return dflt;
+            }
+            String d = string(node, path);
+            if (d == null) {
+                return dflt;
+            }
+            return switch (d) {
+                case "request" -> dev.sluice.rules.redflag.RedFlagDirection.REQUEST;
+                case "response" -> dev.sluice.rules.redflag.RedFlagDirection.RESPONSE;
+                case "both" -> dev.sluice.rules.redflag.RedFlagDirection.BOTH;
+                default -> {
+                    error(node.loc(), path + ": " + d + " (expected: request, response or both)");
+                    yield dflt;
+                }
+            };
         }
 
         // ---- approvals ----
@@ -1189,8 +1504,22 @@ public final class PolicyLoader {
                     Integer.MAX_VALUE);
             long websocket = size(value(m, "max_websocket_message"), "limits.max_websocket_message",
                     d.maxWebsocketMessageBytes(), Integer.MAX_VALUE);
+            long tokens = d.tokenBudget();
+            Duration tokenWindow = d.tokenBudgetWindow();
+            Node tb = value(m, "token_budget");
+            if (tb != null && !isNull(tb)) {
+                MapNode t = map(tb, "limits.token_budget");
+                if (t != null) {
+                    checkKeys(t, "limits.token_budget.", TOKEN_BUDGET_KEYS, Set.of());
+                    if (value(t, "tokens") == null) {
+                        error(t.loc(), "limits.token_budget.tokens: missing (expected: an integer >= 1)");
+                    }
+                    tokens = integer(value(t, "tokens"), "limits.token_budget.tokens", 0, 1, Long.MAX_VALUE);
+                    tokenWindow = duration(value(t, "window"), "limits.token_budget.window", tokenWindow);
+                }
+            }
             return new Limits(header, idle, (int) headerBytes, body, (int) conns, budget, window, (int) buffered,
-                    (int) websocket);
+                    (int) websocket, tokens, tokenWindow);
         }
 
         AuditSettings audit(Node node) {

@@ -143,6 +143,85 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void tokenBudget() throws Exception {
+        Policy p = PolicyLoader.parse("version: 1\nlimits:\n  token_budget: {tokens: 100000, window: 30m}\n", "a.yaml");
+        assertThat(p.limits().tokenBudget()).isEqualTo(100_000);
+        assertThat(p.limits().tokenBudgetWindow()).isEqualTo(Duration.ofMinutes(30));
+        Policy dflt = PolicyLoader.parse("version: 1\nlimits:\n  token_budget:\n    tokens: 5\n", "a.yaml");
+        assertThat(dflt.limits().tokenBudget()).isEqualTo(5);
+        assertThat(dflt.limits().tokenBudgetWindow()).isEqualTo(Duration.ofHours(1));
+        assertThat(PolicyLoader.parse("version: 1\n", "a.yaml").limits().tokenBudget()).isZero();
+        assertThat(errors("version: 1\nlimits:\n  token_budget:\n    tokens: 0\n    window: 5\n    burst: 1\n"))
+                .containsExactly("p.yaml:4:13: limits.token_budget.tokens: 0 (expected: 1..9223372036854775807)",
+                        "p.yaml:5:13: limits.token_budget.window: 5 (expected: a duration such as 15s, 500ms, 2m, 1h)",
+                        "p.yaml:6:5: limits.token_budget.burst: unknown key (expected one of: tokens, window)");
+        assertThat(errors("version: 1\nlimits:\n  token_budget:\n    window: 1h\n"))
+                .containsExactly("p.yaml:4:5: limits.token_budget.tokens: missing (expected: an integer >= 1)");
+    }
+
+    @Test
+    void redFlags() throws Exception {
+        Policy p = PolicyLoader.parse("""
+                version: 1
+                network:
+                  internal_domains: [Corp.Example]
+                red_flags:
+                  action: alert
+                  rules:
+                    - credential_path
+                    - { id: template_injection, action: block, direction: request }
+                    - { id: acme-project, pattern: "ACME-[0-9]{6}", keywords: ["acme-"] }
+                    - internal_reference
+                  suppress:
+                    - { rule: credential_path, host: API.Example.COM, path_prefix: /v1/docs }
+                """, "a.yaml");
+        dev.sluice.rules.redflag.RedFlagSettings rf = p.redFlags();
+        assertThat(rf.rules()).extracting(dev.sluice.rules.redflag.RedFlagRule::id)
+                .containsExactly("credential_path", "template_injection", "acme-project", "internal_reference");
+        assertThat(rf.rules().get(0).action()).isEqualTo(dev.sluice.rules.redflag.RedFlagAction.ALERT);
+        assertThat(rf.rules().get(1).action()).isEqualTo(dev.sluice.rules.redflag.RedFlagAction.BLOCK);
+        assertThat(rf.rules().get(3).detector().find("see wiki.corp.example")).isNotEmpty();
+        assertThat(rf.rulesFor("api.example.com", "/v1/docs/x", false)).extracting(dev.sluice.rules.redflag.RedFlagRule::id)
+                .containsExactly("template_injection", "acme-project", "internal_reference");
+        assertThat(rf.rulesFor("api.example.com", "/v1/messages", true)).extracting(dev.sluice.rules.redflag.RedFlagRule::id)
+                .containsExactly("credential_path", "acme-project", "internal_reference");
+        assertThat(PolicyLoader.parse("version: 1\n", "a.yaml").redFlags()).isNull();
+        assertThat(errors("""
+                version: 1
+                red_flags:
+                  action: shout
+                  rules:
+                    - credential_paths
+                    - { id: encoded_shell, pattern: "x", keywords: [xx] }
+                    - { id: Bad_Id, pattern: "x", keywords: [xx] }
+                    - { id: mine, pattern: "(", keywords: [] }
+                  suppress:
+                    - { rule: nope, path_prefix: v1 }
+                """)).containsExactly(
+                "p.yaml:3:11: red_flags.action: shout (expected: log, alert or block)",
+                "p.yaml:5:7: red_flags.rules[0]: credential_paths (expected: one of credential_path, encoded_shell,"
+                        + " template_injection, instruction_boundary, internal_reference, or {id, pattern, keywords})",
+                "p.yaml:6:13: red_flags.rules[1].id: encoded_shell is a built-in rule (expected: no pattern or keywords, or a new id)",
+                "p.yaml:7:13: red_flags.rules[2].id: Bad_Id (expected: [a-z0-9][a-z0-9-]{0,63})",
+                "p.yaml:8:28: red_flags.rules[3].pattern: bad regular expression: Unclosed group near index 1"
+                        + " (expected: java.util.regex syntax)",
+                "p.yaml:8:43: red_flags.rules[3].keywords: empty (expected: a list of 1 or more strings found in every match)",
+                "p.yaml:10:15: red_flags.suppress[0].rule: nope (expected: the id of one of red_flags.rules)",
+                "p.yaml:10:34: red_flags.suppress[0].path_prefix: v1 (expected: a path starting with /)");
+    }
+
+    @Test
+    void alertsWebhook() throws Exception {
+        assertThat(PolicyLoader.parse("version: 1\nalerts:\n  webhook: https://hooks.example/sluice\n", "a.yaml")
+                .alerts().webhook()).hasToString("https://hooks.example/sluice");
+        assertThat(PolicyLoader.parse("version: 1\n", "a.yaml").alerts()).isNull();
+        assertThat(errors("version: 1\nalerts:\n  webhook: ftp://x.example/\n")).containsExactly(
+                "p.yaml:3:12: alerts.webhook: ftp://x.example/ (expected: an http:// or https:// URL without user info)");
+        assertThat(errors("version: 1\nalerts: {}\n")).containsExactly(
+                "p.yaml:2:9: alerts.webhook: missing (expected: an http:// or https:// URL)");
+    }
+
+    @Test
     void transparentAndDnsListeners() throws Exception {
         Policy p = PolicyLoader.parse("version: 1\nlisten:\n  transparent: 10.200.0.1:15001\n  dns: 10.200.0.1\n",
                 "t.yaml");
@@ -298,7 +377,7 @@ class PolicyLoaderTest {
             missing version        | mode: enforce                                                     | p.yaml:1:1: version: missing (expected: 1)
             version 2              | version: 2                                                        | p.yaml:1:10: version: 2 (expected: 1)
             version as string      | version: "1"                                                      | p.yaml:1:10: version: 1 (expected: 1)
-            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction, upstream_proxy, include, approvals, credentials)
+            unknown top key        | version: 1\\nextension: {}                                        | p.yaml:2:1: extension: unknown key (expected one of: version, mode, extensions, groups, deny, network, listen, limits, audit, inspect, tls, redaction, upstream_proxy, include, approvals, credentials, red_flags, alerts)
             redaction bad action   | version: 1\\nredaction: {action: shred}                           | p.yaml:2:21: redaction.action: shred (expected: redact, block or report)
             tls unknown key        | version: 1\\ntls: {extra: [a.pem]}                                | p.yaml:2:7: tls.extra: unknown key (expected one of: extra_trust)
             bad pin                | version: 1\\ninspect: {a.test: {pins: [sha256/x]}}              | p.yaml:2:27: inspect.a.test.pins[0]: sha256/x (expected: sha256/ followed by the base64 of 32 bytes)

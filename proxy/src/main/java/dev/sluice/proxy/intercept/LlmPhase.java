@@ -1,0 +1,163 @@
+package dev.sluice.proxy.intercept;
+
+import dev.sluice.proxy.http.HttpPipeline;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.exchange.ExchangeControl;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.rules.decision.BuiltinRules;
+import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.llm.UsageScanner;
+import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.Limits;
+import dev.sluice.rules.redact.BodyDecoding;
+import dev.sluice.rules.redact.BodyTooLargeException;
+import dev.sluice.rules.redact.UnsupportedContentEncodingException;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
+
+/**
+ * The LLM phase of an intercepted tunnel, between the request phase and the redaction phase.
+ *
+ * <p>Requests: when {@code limits.token_budget} is set and the extension has used its tokens in the
+ * current window, the request is refused with 429 {@code token_budget} (rule {@code limits.token_budget},
+ * one audit record, the connection closes as after any refusal of the forwarder). A response already
+ * streaming is never cut: the budget is checked only when a request starts.
+ *
+ * <p>Responses: every JSON or {@code text/event-stream} response is read as it is relayed, after undoing
+ * {@code gzip} / {@code deflate} (at most {@code limits.max_inspected_body} decoded bytes are read), by a
+ * {@link UsageScanner}; when the body ends, the model goes to {@code llm.model}, the token counts to
+ * {@code llm.usage.input_tokens} / {@code output_tokens}, to {@code sluice_llm_tokens_total
+ * {extension,host,kind}} and to the extension's token account. Nothing of the response is held or
+ * changed. A response that breaks off before its end is not counted.
+ */
+final class LlmPhase extends ChannelInboundHandlerAdapter {
+
+    /** Pipeline name. */
+    static final String NAME = HttpPipeline.LLM;
+
+    private final ProxyContext context;
+
+    LlmPhase(ProxyContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof ForwardRequest request)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        String extension = extension(request.audit());
+        Limits limits = request.policy().limits();
+        if (context.budgets().tokensExhausted(extension, limits.tokenBudget(), limits.tokenBudgetWindow())) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request,
+                    Decision.deny(Reason.TOKEN_BUDGET, BuiltinRules.TOKEN_BUDGET),
+                    "token budget spent: " + limits.tokenBudget() + " tokens per " + limits.tokenBudgetWindow()));
+            return;
+        }
+        ctx.fireChannelRead(request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
+                new UsageRead(context, extension, request.target().target().host(),
+                        limits.maxInspectedBodyBytes()))));
+    }
+
+    private static String extension(AuditEvent audit) {
+        String name = audit.extensionOrNull();
+        return name == null ? Extension.UNIDENTIFIED : name;
+    }
+
+    /** Reads one response's model and usage as it streams; reports when the body ends. */
+    private static final class UsageRead implements ForwardRequest.ResponseScan {
+        private final ProxyContext context;
+        private final String extension;
+        private final String host;
+        private final long maxDecodedBytes;
+        private UsageScanner scanner;
+        private BodyDecoding.Decoder decoder;
+        private byte[] scratch;
+
+        UsageRead(ProxyContext context, String extension, String host, long maxDecodedBytes) {
+            this.context = context;
+            this.extension = extension;
+            this.host = host;
+            this.maxDecodedBytes = maxDecodedBytes;
+        }
+
+        @Override
+        public void onHead(HttpResponse head) {
+            scanner = UsageScanner.forContentType(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
+            if (scanner == null) {
+                return;
+            }
+            try {
+                decoder = BodyDecoding.decoder(BodyDecoding.parse(head.headers().get(HttpHeaderNames.CONTENT_ENCODING)),
+                        maxDecodedBytes);
+            } catch (UnsupportedContentEncodingException e) {
+                scanner = null;
+            }
+        }
+
+        @Override
+        public void onContent(ByteBuf content, boolean last, AuditEvent audit) {
+            if (scanner == null) {
+                return;
+            }
+            if (decoder != null && content.isReadable()) {
+                int n = content.readableBytes();
+                byte[] in;
+                int off;
+                if (content.hasArray()) {
+                    in = content.array();
+                    off = content.arrayOffset() + content.readerIndex();
+                } else {
+                    if (scratch == null || scratch.length < n) {
+                        scratch = new byte[Math.max(n, 8192)];
+                    }
+                    content.getBytes(content.readerIndex(), scratch, 0, n);
+                    in = scratch;
+                    off = 0;
+                }
+                try {
+                    decoder.feed(in, off, n, scanner::feed);
+                } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
+                    decoder = null; // read no further; what was read stays
+                }
+            }
+            if (!last) {
+                return;
+            }
+            if (decoder != null) {
+                try {
+                    decoder.finish(scanner::feed);
+                } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
+                    // what was read stays
+                }
+            }
+            scanner.finish();
+            report(audit);
+            scanner = null;
+            decoder = null;
+        }
+
+        private void report(AuditEvent audit) {
+            if (scanner.model() != null) {
+                audit.llmModel(scanner.model());
+            }
+            if (!scanner.hasUsage()) {
+                return;
+            }
+            long in = Math.max(0, scanner.inputTokens());
+            long out = Math.max(0, scanner.outputTokens());
+            audit.addLlmUsage(in, out);
+            context.metrics().llmTokens(extension, host, in, out);
+            if (in + out > 0) {
+                context.budgets().tokenAccount(extension).add(in + out);
+            }
+        }
+    }
+}

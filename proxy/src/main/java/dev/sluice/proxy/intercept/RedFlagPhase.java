@@ -1,0 +1,346 @@
+package dev.sluice.proxy.intercept;
+
+import dev.sluice.proxy.http.HttpPipeline;
+
+import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.exchange.ExchangeControl;
+import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.llm.UsageScanner;
+import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.redact.BodyDecoding;
+import dev.sluice.rules.redact.BodyTooLargeException;
+import dev.sluice.rules.redact.UnsupportedContentEncodingException;
+import dev.sluice.rules.redflag.RedFlagAction;
+import dev.sluice.rules.redflag.RedFlagDetector;
+import dev.sluice.rules.redflag.RedFlagRule;
+import dev.sluice.rules.redflag.RedFlagScan;
+import dev.sluice.rules.redflag.RedFlagSettings;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The red-flag phase of an intercepted tunnel ({@code red_flags}), between the redaction phase and the
+ * forwarder, so that it reads the request body as it is sent (after redaction).
+ *
+ * <p>Requests with a JSON body: the body's string values (decoded by {@link UsageScanner}'s streaming
+ * JSON reader, escapes undone, after undoing {@code gzip} / {@code deflate}) go through a
+ * {@link RedFlagScan} of the rules for the request's host and path. The request head is held until the
+ * body's first chunk is read (unless it still carries {@code Expect: 100-continue}, which the origin
+ * must answer before the body comes): a {@code block} rule matching there (always, for a body the redaction
+ * phase held whole) refuses the request with 403 {@code red_flag} before anything goes upstream; a
+ * match in a later chunk ends the exchange with {@link ExchangeControl.Abort}, which closes the upstream
+ * connection before the body's end and answers 403 {@code red_flag}. The rest of the body is dropped.
+ *
+ * <p>Responses (JSON or {@code text/event-stream}): the text values of each body or event ({@code text},
+ * {@code content}, {@code delta}, {@code arguments}, {@code partial_json}, {@code thinking},
+ * {@code refusal}) go through the response rules, joined without a separator, so a match split across
+ * events is found. A {@code block} rule matching there ends the stream after the chunk that held the
+ * match (the forwarder closes the connection; the record says {@code error: red_flag: <id> in the
+ * response, stream closed}).
+ *
+ * <p>Every match: {@code AuditEvent.addRedFlag(rule)} and {@code sluice_red_flags_total{extension,rule}},
+ * at most once per rule and body. This is a separate pass over the decoded text, not the redactor's.
+ */
+final class RedFlagPhase extends ChannelInboundHandlerAdapter {
+
+    /** Pipeline name. */
+    static final String NAME = HttpPipeline.RED_FLAGS;
+
+    private static final Set<String> TEXT_FIELDS = Set.of("text", "content", "delta", "arguments", "partial_json",
+            "thinking", "refusal");
+
+    private final ProxyContext context;
+
+    // the request body being read
+    private ForwardRequest held;
+    private BodyRead body;
+    private boolean dropping;
+
+    RedFlagPhase(ProxyContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof ForwardRequest request) {
+            onRequest(ctx, request);
+        } else if (msg instanceof HttpContent content) {
+            onContent(ctx, content);
+        } else {
+            if (msg instanceof ExchangeControl.ClientClosedMidBody && held != null) {
+                // The forwarder ends the exchange (and writes its record) once it has the request.
+                ctx.fireChannelRead(held);
+                held = null;
+            }
+            if (!(msg instanceof ExchangeControl.Refuse)) {
+                body = null;
+                dropping = false;
+            }
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    private void onRequest(ChannelHandlerContext ctx, ForwardRequest request) {
+        held = null;
+        body = null;
+        dropping = false;
+        RedFlagSettings settings = request.policy().redFlags();
+        if (settings == null || settings.rules().isEmpty()) {
+            ctx.fireChannelRead(request);
+            return;
+        }
+        String host = request.target().target().host();
+        String uri = request.request().uri();
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        List<RedFlagRule> requestRules = settings.rulesFor(host, path, false);
+        List<RedFlagRule> responseRules = settings.rulesFor(host, path, true);
+        RedFlagDetector collector = responseRules.stream().filter(r -> r.id().equals("internal_reference"))
+                .map(RedFlagRule::detector).findFirst().orElse(null);
+        RedFlagScan requestScan = new RedFlagScan(requestRules, collector, Set.of(), "\n");
+        String extension = extension(request.audit());
+        ForwardRequest outgoing = responseRules.isEmpty() ? request
+                : request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
+                        new ResponseFlags(context, extension, responseRules, requestScan::references,
+                                request.policy().limits().maxInspectedBodyBytes())));
+        HttpHeaders headers = request.request().headers();
+        boolean hasBody = HttpUtil.isTransferEncodingChunked(request.request())
+                || HttpUtil.getContentLength(request.request(), 0L) > 0;
+        BodyRead read = hasBody && requestScan.active()
+                ? BodyRead.start(headers.get(HttpHeaderNames.CONTENT_TYPE), headers.get(HttpHeaderNames.CONTENT_ENCODING),
+                        request.policy().limits().maxInspectedBodyBytes(), requestScan, null)
+                : null;
+        if (read == null) {
+            ctx.fireChannelRead(outgoing);
+            return;
+        }
+        read.sink = rule -> flag(outgoing.audit(), extension, rule);
+        body = read;
+        if (HttpUtil.is100ContinueExpected(request.request())) {
+            // The client waits for the origin's 100 before it sends the body: holding the head would
+            // stall both. A block match then aborts the upstream request mid-body.
+            ctx.fireChannelRead(outgoing);
+            return;
+        }
+        held = outgoing;
+    }
+
+    private void onContent(ChannelHandlerContext ctx, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        if (dropping) {
+            content.release();
+            if (last) {
+                dropping = false;
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+            }
+            return;
+        }
+        if (body == null) {
+            ctx.fireChannelRead(content);
+            return;
+        }
+        body.feed(content.content(), last);
+        RedFlagRule blocking = body.blocking;
+        if (blocking != null) {
+            content.release();
+            body = null;
+            Decision denial = Decision.deny(Reason.RED_FLAG, "red_flags." + blocking.id());
+            String detail = "red flag " + blocking.id() + " in the request body";
+            if (held != null) {
+                ctx.fireChannelRead(new ExchangeControl.Refuse(held, denial, detail));
+                held = null;
+            } else {
+                ctx.fireChannelRead(new ExchangeControl.Abort(denial, detail));
+            }
+            if (last) {
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+            } else {
+                dropping = true;
+            }
+            return;
+        }
+        if (held != null) {
+            ctx.fireChannelRead(held);
+            held = null;
+        }
+        if (last) {
+            body = null;
+        }
+        ctx.fireChannelRead(content);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (held != null) {
+            // The forwarder writes the record of a request the client abandoned.
+            ctx.fireChannelRead(held);
+            held = null;
+        }
+        body = null;
+        ctx.fireChannelInactive();
+    }
+
+    private void flag(AuditEvent audit, String extension, RedFlagRule rule) {
+        audit.addRedFlag(rule.id());
+        context.metrics().redFlag(extension, rule.id());
+    }
+
+    private static String extension(AuditEvent audit) {
+        String name = audit.extensionOrNull();
+        return name == null ? Extension.UNIDENTIFIED : name;
+    }
+
+    /** One body read for red flags: decoding, the JSON reader, the scan. */
+    private static final class BodyRead {
+        private final UsageScanner reader;
+        private RedFlagScan scan;
+        private BodyDecoding.Decoder decoder;
+        private byte[] scratch;
+        java.util.function.Consumer<RedFlagRule> sink;
+        RedFlagRule blocking;
+
+        private BodyRead(UsageScanner reader, BodyDecoding.Decoder decoder) {
+            this.reader = reader;
+            this.decoder = decoder;
+        }
+
+        /**
+         * Returns the read of a JSON or event-stream body, or null when the body is of another type or
+         * coding (nothing is read then). {@code textFields}: the fields whose strings are read, or null for all.
+         */
+        static BodyRead start(String contentType, String contentEncoding, long maxDecodedBytes, RedFlagScan scan,
+                              Set<String> textFields) {
+            UsageScanner reader = UsageScanner.forContentType(contentType);
+            if (reader == null) {
+                return null;
+            }
+            BodyDecoding.Decoder decoder;
+            try {
+                decoder = BodyDecoding.decoder(BodyDecoding.parse(contentEncoding), maxDecodedBytes);
+            } catch (UnsupportedContentEncodingException e) {
+                return null;
+            }
+            BodyRead read = new BodyRead(reader, decoder);
+            read.scan = scan;
+            reader.onStrings((field, value) -> {
+                if (textFields != null && (field == null || !textFields.contains(field))) {
+                    return;
+                }
+                read.found(scan.feed(value));
+            });
+            return read;
+        }
+
+        private void found(List<RedFlagRule> fresh) {
+            for (RedFlagRule rule : fresh) {
+                if (sink != null) {
+                    sink.accept(rule);
+                }
+                if (rule.action() == RedFlagAction.BLOCK && blocking == null) {
+                    blocking = rule;
+                }
+            }
+        }
+
+        void feed(ByteBuf content, boolean last) {
+            if (decoder != null && content.isReadable()) {
+                int n = content.readableBytes();
+                byte[] in;
+                int off;
+                if (content.hasArray()) {
+                    in = content.array();
+                    off = content.arrayOffset() + content.readerIndex();
+                } else {
+                    if (scratch == null || scratch.length < n) {
+                        scratch = new byte[Math.max(n, 8192)];
+                    }
+                    content.getBytes(content.readerIndex(), scratch, 0, n);
+                    in = scratch;
+                    off = 0;
+                }
+                try {
+                    decoder.feed(in, off, n, reader::feed);
+                } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
+                    decoder = null; // read no further
+                }
+            }
+            if (last) {
+                if (decoder != null) {
+                    try {
+                        decoder.finish(reader::feed);
+                    } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
+                        // what was read stays
+                    }
+                }
+                reader.finish();
+            }
+            // what this chunk gathered is scanned now, so that a match is acted on at this chunk
+            found(scan.flush());
+        }
+    }
+
+    /** The response rules, over the response as it streams. */
+    private static final class ResponseFlags implements ForwardRequest.ResponseScan {
+        private final ProxyContext context;
+        private final String extension;
+        private final List<RedFlagRule> rules;
+        private final Supplier<Set<String>> requestReferences;
+        private final long maxDecodedBytes;
+        private BodyRead read;
+        private String stop;
+
+        ResponseFlags(ProxyContext context, String extension, List<RedFlagRule> rules,
+                      Supplier<Set<String>> requestReferences, long maxDecodedBytes) {
+            this.context = context;
+            this.extension = extension;
+            this.rules = rules;
+            this.requestReferences = requestReferences;
+            this.maxDecodedBytes = maxDecodedBytes;
+        }
+
+        @Override
+        public void onHead(HttpResponse head) {
+            RedFlagScan scan = new RedFlagScan(rules, null, requestReferences.get(), "");
+            read = BodyRead.start(head.headers().get(HttpHeaderNames.CONTENT_TYPE),
+                    head.headers().get(HttpHeaderNames.CONTENT_ENCODING), maxDecodedBytes, scan, TEXT_FIELDS);
+        }
+
+        @Override
+        public void onContent(ByteBuf content, boolean last, AuditEvent audit) {
+            if (read == null) {
+                return;
+            }
+            if (read.sink == null) {
+                read.sink = rule -> {
+                    audit.addRedFlag(rule.id());
+                    context.metrics().redFlag(extension, rule.id());
+                };
+            }
+            read.feed(content, last);
+            if (read.blocking != null && stop == null) {
+                stop = "red_flag: " + read.blocking.id() + " in the response, stream closed";
+            }
+            if (last) {
+                read = null;
+            }
+        }
+
+        @Override
+        public String stopReason() {
+            return stop;
+        }
+    }
+}
