@@ -101,11 +101,27 @@ class EncodedDetectorsTest {
     }
 
     @Test
-    void twoLevelsBase64OfEscapes() {
+    void twoLevelsAreDecodedAThirdIsNot() {
         String token = f.github("ghp_");
-        // base64 of a token is found; base64 of hex escapes starts with no vendor stem, so it is not (documented)
-        String enc = b64(token);
-        assertThat(plain(enc).output()).isEqualTo("[REDACTED:github-pat]");
+        String twice = hexEscapes(b64(token));
+        Fakes.Run r = plain("printf '" + twice + "' | base64 -d");
+        assertThat(r.output()).isEqualTo("printf '[REDACTED:github-pat]' | base64 -d");
+        assertThat(r.redactor().findings()).isEqualTo(Map.of("github-pat", 1L));
+        String thrice = hexEscapes(b64(b64(token)).replace("=", ""));
+        assertThat(plain(thrice).redactor().findings()).isEmpty();
+    }
+
+    @Test
+    void openSshAndPemKeysInDoubleEscapedJson() {
+        for (String kind : new String[] {"OPENSSH", "RSA", "EC"}) {
+            String body = f.pemBody(4, "\n");
+            String pem = Fakes.pem(kind, body, "\n");
+            // a tool result whose text is JSON holding the key: escaped twice in the request body
+            String inner = "{\"private_key\": \"" + pem + "\"}";
+            Fakes.Run r = json(chat(inner));
+            assertThat(r.output()).as(kind).doesNotContain(body.substring(0, 64)).contains("[REDACTED:private-key-pem]");
+            assertThat(r.output()).startsWith("{\"model\"").endsWith("\"}]}");
+        }
     }
 
     @Test
