@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  * prefix (the usual {@code echo -n $TOKEN | base64}). For escapes the keywords are {@code \x} and
  * {@code &#92;u} followed by hex digits (checked by the precheck). Sources: RFC 4648 sections 4 and 5
  * (base64, base64url); ECMAScript and C string escapes ({@code \xHH}, {@code &#92;uHHHH}); RFC 8259 section 7
- * (JSON {@code &#92;u} escapes, here one level deeper than the body's own JSON).
+ * (JSON {@code &#92;u} escapes, here one level deeper than the body's own JSON); RFC 3986 section 2.1.
  */
 public final class EncodedDetectors {
 
@@ -214,8 +214,65 @@ public final class EncodedDetectors {
                     + MAX_ESCAPED + "})"),
             1, 0, ESCAPES, 64, MAX_ESCAPED + 64, false, EncodedDetectors::escapeFollows);
 
+    private static final Decoding PERCENT = new Decoding() {
+        @Override
+        byte[] decode(String token) {
+            return percentDecode(token);
+        }
+    };
+
+    /** Undoes {@code %HH} escapes ({@code +} is kept); null when the token holds none. */
+    static byte[] percentDecode(String token) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(token.length());
+        boolean any = false;
+        int n = token.length();
+        for (int i = 0; i < n; i++) {
+            char c = token.charAt(i);
+            if (c == '%' && i + 2 < n && hex(token.charAt(i + 1)) >= 0 && hex(token.charAt(i + 2)) >= 0) {
+                out.write(hex(token.charAt(i + 1)) << 4 | hex(token.charAt(i + 2)));
+                i += 2;
+                any = true;
+            } else {
+                out.write(c);
+            }
+        }
+        return any ? out.toByteArray() : null;
+    }
+
+    /** After {@code %HH}: at least 6 more token characters or escapes (true when they have not all arrived). */
+    private static boolean percentTokenFollows(byte[] text, int start, int limit) {
+        int i = start + 3;
+        for (int k = 0; k < 6; k++, i++) {
+            if (i >= limit) {
+                return true;
+            }
+            byte b = text[i];
+            boolean token = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') || b == '%' || b == '_'
+                    || b == '-' || b == '.' || b == '+' || b == '/' || b == '=' || b == ':' || b == '~';
+            if (!token) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A secret written percent-encoded as part of a longer token: a URL-encoded header or assignment in
+     * a log line ({@code Authorization%3A%20Bearer%20...}, {@code api_key%3D...}), a URL nested in a query
+     * parameter. The token (unreserved characters, {@code : / + =} and escapes; no {@code &}, so each
+     * form field is a token of its own) is decoded and scanned again; the whole token is replaced.
+     * Triggered by the escapes of a space, {@code :}, {@code =}, {@code /}, {@code +} and {@code @}.
+     * Source: RFC 3986 section 2.1 (percent-encoding); WHATWG URL Standard,
+     * application/x-www-form-urlencoded.
+     */
+    public static final Detector PERCENT_TOKEN = new Detector("encoded-percent",
+            "a secret written percent-encoded (decoded and scanned again)",
+            List.of("%20", "%3a", "%3d", "%2f", "%2b", "%40"),
+            Pattern.compile("(?<![A-Za-z0-9_.~+/=:%-])((?:[A-Za-z0-9_.~+/=:-]|%[0-9A-Fa-f]{2}){12," + MAX_ESCAPED + "})"),
+            1, 0, PERCENT, 64, MAX_ESCAPED + 64, false, EncodedDetectors::percentTokenFollows);
+
     /** The detectors of this class, in registration order. */
     static List<Detector> all() {
-        return List.of(BASE64_TOKEN, ESCAPED_TOKEN);
+        return List.of(BASE64_TOKEN, ESCAPED_TOKEN, PERCENT_TOKEN);
     }
 }

@@ -125,6 +125,19 @@ class EncodedDetectorsTest {
     }
 
     @Test
+    void percentEncodedHeaderAndAssignment() {
+        String token = f.of(Fakes.ALNUM, 40);
+        Fakes.Run r = plain("GET /log?line=Authorization%3A%20Bearer%20" + token + "&level=debug");
+        assertThat(r.output()).doesNotContain(token).endsWith("&level=debug").contains("[REDACTED:authorization-credential]");
+        String ghp = f.github("ghp_");
+        Fakes.Run q = json(chat("redirect=https%3A%2F%2Fci.example.org%2Fhook%3Ftoken%3D" + ghp + " done"));
+        assertThat(q.output()).doesNotContain(ghp.substring(4)).contains(" done");
+        String pw = f.of(Fakes.ALNUM, 14) + "7";
+        Fakes.Run s = plain("log: body=password%3D" + pw + "%40" + f.of(Fakes.ALNUM, 6) + " status=200");
+        assertThat(s.output()).doesNotContain(pw).endsWith(" status=200");
+    }
+
+    @Test
     void cleanEncodedTextIsLeftAlone() {
         String[] clean = {
             "echo " + b64("ghp_ is the prefix of a GitHub token") + " | base64 -d",
@@ -133,6 +146,10 @@ class EncodedDetectorsTest {
             "const s = \"caf\\u00e9 na\\u00efve r\\u00e9sum\\u00e9\";",
             "C:\\users\\xavier\\u-boot",
             "{\"text\": \"\\u4f60\\u597d\\u4e16\\u754c\"}",
+            "https://www.example.org/search?q=how%20to%20rotate%20a%20token&lang=en",
+            "next=https%3A%2F%2Fapp.example.org%2Fsettings%2Fprofile%3Ftab%3Dsecurity",
+            "name=Jane%20Doe&email=jane%40example.org&plan=pro%2B",
+            "S3 key photos%2F2026%2F12%2Fimg_0042.jpg",
         };
         for (String c : clean) {
             assertThat(plain(c).redactor().findings()).as(c).isEmpty();
