@@ -108,7 +108,7 @@ public final class EncodedDetectors {
     }
 
     private static String base64Regex() {
-        StringBuilder b = new StringBuilder("(?<![A-Za-z0-9+/=_-])((?:");
+        StringBuilder b = new StringBuilder("(?<![A-Za-z0-9+/_-])((?:");
         Set<String> stems = new LinkedHashSet<>();
         for (String p : BASE64_PREFIXES) {
             stems.add(base64Stem(p));

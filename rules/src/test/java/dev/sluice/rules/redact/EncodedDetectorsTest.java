@@ -66,6 +66,12 @@ class EncodedDetectorsTest {
     }
 
     @Test
+    void base64AfterAnAssignment() {
+        String enc = b64url("AKIA" + f.of(Fakes.BASE32, 16));
+        assertThat(plain("CI_SECRET_B64URL=" + enc + "\n").output()).isEqualTo("CI_SECRET_B64URL=[REDACTED:aws-access-key-id]\n");
+    }
+
+    @Test
     void base64SplitAcrossChunksIsFound() throws Exception {
         String enc = b64("AKIA" + f.of(Fakes.BASE32, 16));
         byte[] body = ("data:\n  key: " + enc + "\n").getBytes(StandardCharsets.UTF_8);
