@@ -27,8 +27,8 @@ import java.util.function.Function;
  *       Authorization lines, .netrc, .pgpass, XML, Docker auths, URLs, AWS key pairs, assignments in
  *       YAML/JSON/TOML/INI/properties/.env/shell/Python/JS/Go/Java, vendor labels);</li>
  *   <li>{@code encoded}: secrets written encoded (base64 Basic and Docker auths, Kubernetes Secret
- *       data, base64 of a token or PEM, percent-encoding, JSON inside JSON, {@code \x}/{@code \}{@code u}
- *       escapes);</li>
+ *       data, base64 and base64url of a token or PEM, percent-encoding, JSON inside JSON, {@code \x}/{@code \}{@code u}
+ *       escapes, two levels);</li>
  *   <li>{@code negatives}: strings that are not secrets but look like them (documented examples,
  *       placeholders, code expressions, hashes, digests, UUIDs, public keys, certificates, data URLs,
  *       prose).</li>
@@ -192,7 +192,26 @@ public final class RedactionCorpus {
         String pw = password(16 + r.nextInt(16));
         String b64 = Base64.getEncoder().encodeToString(pw.getBytes(StandardCharsets.UTF_8));
         String token = "ghp_" + s(ALNUM, 36);
-        switch (r.nextInt(10)) {
+        switch (r.nextInt(13)) {
+            case 10: {
+                String t = Base64.getUrlEncoder().withoutPadding().encodeToString(
+                        pick("sk-ant-api03-" + s(URLSAFE, 93) + "AA", "glpat-" + s(URLSAFE, 20), "AKIA" + s(BASE32, 16))
+                                .getBytes(StandardCharsets.UTF_8));
+                return new Case("encoded", "base64url of a token", "CI_SECRET_B64URL=" + t + "\n", List.of(t));
+            }
+            case 11: {
+                String t = s(ALNUM, 36 + r.nextInt(20));
+                return new Case("encoded", "percent-encoded Authorization in a log", "10:00:01 GET /trace?hdr=Authorization%3A%20Bearer%20"
+                        + t + "&id=" + r.nextInt(9999) + " 200", List.of(t));
+            }
+            case 12: {
+                String t = Base64.getEncoder().encodeToString(token.getBytes(StandardCharsets.UTF_8));
+                StringBuilder x = new StringBuilder();
+                for (char ch : t.toCharArray()) {
+                    x.append(String.format("\\x%02x", (int) ch));
+                }
+                return new Case("encoded", "\\x escapes of base64 (2 levels)", "printf '" + x + "' | base64 -d", List.of(x.toString()));
+            }
             case 0: {
                 String b = Base64.getEncoder().encodeToString(("bot:" + pw).getBytes(StandardCharsets.UTF_8));
                 return new Case("encoded", "base64 Basic", "curl -H 'Authorization: Basic " + b + "' https://x.test", List.of(b));

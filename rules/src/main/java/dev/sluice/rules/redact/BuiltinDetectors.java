@@ -488,6 +488,7 @@ public final class BuiltinDetectors {
                 PRIVATE_KEY_PEM, JWT));
         all.addAll(VendorDetectors.all());
         all.addAll(ContextDetectors.all());
+        all.addAll(EncodedDetectors.all());
         all.add(URL_PASSWORD);
         all.add(GENERIC_SECRET);
         return List.copyOf(all);

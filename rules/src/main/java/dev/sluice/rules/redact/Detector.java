@@ -30,7 +30,9 @@ import java.util.regex.Pattern;
  * @param description one line, for {@code sluice check} and docs
  * @param keywords lowercase printable ASCII strings without {@code "} or a backslash (so that a keyword in
  *                 JSON text is written literally or with {@code &#92;u} / {@code \/} escapes, see
- *                 {@link StreamingRedactor}), at least one, each 2..64 bytes
+ *                 {@link StreamingRedactor}), at least one, each 2..64 bytes; the one exception is a
+ *                 two-byte keyword of a backslash and a letter (an escape such as {@code \x}), which
+ *                 the redactor finds in JSON where the backslash is itself escaped
  * @param pattern the format
  * @param secretGroup capture group holding the secret (the part replaced), 0 for the whole match
  * @param minEntropy minimum Shannon entropy of the secret in bits per character; 0 for no gate
@@ -142,7 +144,7 @@ public record Detector(String id, String description, List<String> keywords, Pat
     private static boolean isKeywordText(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+            if (c < 0x20 || c > 0x7e || c == '"' || (c == '\\' && !(i == 0 && s.length() == 2))) {
                 return false;
             }
         }

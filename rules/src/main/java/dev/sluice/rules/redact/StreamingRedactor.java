@@ -99,8 +99,13 @@ public final class StreamingRedactor {
     private static final int TRIGGER_WINDOW_BYTES = 16 * 1024;
     private static final byte[] EMPTY = new byte[0];
 
+    private final DetectorSet set;
+    /** Decoding level: 0 for a body, see {@link EncodedDetectors#MAX_DEPTH}. */
+    private final int depth;
     private final List<Detector> detectors;
     private final Detector[] detectorArray;
+    /** Per keyword: a two-byte escape keyword ({@code \x}) of a decoding detector. */
+    private final boolean[] keywordBackslash;
     private final KeywordPrefilter prefilter;
     /** Keyword indexes at or above this are {@link #JSON_ESCAPE_TRIGGERS}. */
     private final int detectorKeywords;
@@ -123,7 +128,7 @@ public final class StreamingRedactor {
     private final KeywordPrefilter.HitSink sink = this::onHit;
 
     // raw input: raw[0] is absolute offset rawBase
-    private byte[] raw = new byte[SLICE_BYTES + 1024];
+    private byte[] raw;
     private int rawLen;
     private long rawBase;
     /** Keyword starts before this absolute offset have been scanned. */
@@ -164,12 +169,24 @@ public final class StreamingRedactor {
     private long bytesIn;
     private long bytesOut;
 
-    private byte[] out = new byte[SLICE_BYTES + 1024];
+    private byte[] out;
     private int outLen;
     private boolean produce;
 
     StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes) {
+        this(set, format, action, maxBodyBytes, 0);
+    }
+
+    /**
+     * A redactor at decoding level {@code depth}: 0 for a body, 1 or more for the decoded bytes of an
+     * encoded token (see {@link EncodedDetectors}), which start with small buffers.
+     */
+    StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes, int depth) {
         Objects.requireNonNull(set, "set");
+        this.set = set;
+        this.depth = depth;
+        this.raw = new byte[depth == 0 ? SLICE_BYTES + 1024 : 1024];
+        this.out = new byte[depth == 0 ? SLICE_BYTES + 1024 : 1024];
         Objects.requireNonNull(format, "format");
         this.action = Objects.requireNonNull(action, "action");
         if (maxBodyBytes < 0) {
@@ -203,6 +220,10 @@ public final class StreamingRedactor {
         this.wordStartOnly = set.wordStartOnly;
         this.keywordWordStartOnly = set.keywordWordStartOnly;
         this.keywordPrechecked = set.keywordPrechecked;
+        this.keywordBackslash = new boolean[prefilter.keywords().size()];
+        for (int k = 0; k < detectorKeywords; k++) {
+            keywordBackslash[k] = prefilter.keywords().get(k).charAt(0) == '\\';
+        }
     }
 
     /**
@@ -376,6 +397,16 @@ public final class StreamingRedactor {
         if (!json) {
             addHit(keyword, start, start == 0 ? ' ' : raw[start - 1], raw, start, rawLen, decisive, false);
             return;
+        }
+        if (keywordBackslash[keyword]) {
+            if (start > 0 && raw[start - 1] == '\\' && escaped(start)) {
+                // \\x: the decoded text has the escape keyword where the escaped backslash begins
+                addHit(keyword, start - 1, ' ', raw, start - 1, start - 1, decisive, false);
+                return;
+            }
+            if (raw[start + 1] == 'u') {
+                return; // a JSON backslash-u escape: decoded, it is no backslash
+            }
         }
         int wordBefore;
         if (start >= 8 && noBackslashInSixBefore(start)) {
@@ -708,7 +739,18 @@ public final class StreamingRedactor {
         if (s < 0 || e <= s) {
             return;
         }
-        if (!det.accepts(new String(text, s, e - s, StandardCharsets.ISO_8859_1))) {
+        if (det.validator() instanceof EncodedDetectors.Decoding decoding) {
+            // an encoded token: scanned again decoded; the whole token is replaced, under the inner id
+            if (depth >= EncodedDetectors.MAX_DEPTH) {
+                return;
+            }
+            byte[] decoded = decoding.decode(new String(text, s, e - s, StandardCharsets.ISO_8859_1));
+            int inner = decoded == null ? -1 : innerScan(decoded);
+            if (inner < 0) {
+                return;
+            }
+            d = inner;
+        } else if (!det.accepts(new String(text, s, e - s, StandardCharsets.ISO_8859_1))) {
             return;
         }
         if (inPlaceholder(text, s, e, window ? winLen : rawLen)) {
@@ -727,6 +769,41 @@ public final class StreamingRedactor {
         } else {
             addMatch(rawBase + s, rawBase + e, d);
         }
+    }
+
+    /** The last decoded token scanned and its answer (the hits of one token's escapes repeat it). */
+    private byte[] lastDecoded;
+    private int lastInner;
+
+    /** Scans decoded bytes with this set one level deeper; the first detector that matched, or -1. */
+    private int innerScan(byte[] decoded) {
+        if (lastDecoded != null && Arrays.equals(decoded, lastDecoded)) {
+            return lastInner;
+        }
+        StreamingRedactor r = new StreamingRedactor(set, BodyFormat.PLAIN, RedactionAction.REPORT, Long.MAX_VALUE, depth + 1);
+        try {
+            r.feed(decoded);
+        } catch (BodyTooLargeException e) {
+            throw new AssertionError(e); // no limit
+        }
+        r.finish();
+        lastDecoded = decoded;
+        lastInner = r.firstFinding();
+        return lastInner;
+    }
+
+    /** The index of the first detector (in set order) with a finding, or -1. */
+    int firstFinding() {
+        int first = Integer.MAX_VALUE;
+        for (int i = 0; i < counts.length && first == Integer.MAX_VALUE; i++) {
+            if (counts[i] > 0) {
+                first = i;
+            }
+        }
+        for (int i = 0; i < mCount; i++) {
+            first = Math.min(first, mDet[i]);
+        }
+        return first == Integer.MAX_VALUE ? -1 : first;
     }
 
     private void addMatch(long s, long e, int d) {
