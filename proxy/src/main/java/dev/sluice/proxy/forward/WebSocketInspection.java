@@ -156,6 +156,13 @@ final class WebSocketInspection {
             byte[] message = clientMessage.toByteArray();
             clientMessage = null;
             audit.addWebsocketMessageSent();
+            // Credentials are never injected into messages: a placeholder in one (raw or encoded) is refused
+            // like a placeholder sent where it does not belong, and the message never reaches the origin.
+            if (dev.sluice.rules.credential.CredentialRewriter.find(
+                    new String(message, java.nio.charset.StandardCharsets.ISO_8859_1)) != null) {
+                return Outcome.fail(WebSocketCloseStatus.POLICY_VIOLATION,
+                        "credential_host_mismatch: a credential placeholder in a websocket message");
+            }
             return clientText ? text(message) : binary(message);
         } finally {
             frame.release();

@@ -119,6 +119,15 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         switch (r.outcome()) {
             case PASS -> passOrHold(ctx, request, snapshot, extension);
             case REWRITTEN -> {
+                if (request.websocket() != null) {
+                    // The origin's WebSocket messages are not scrubbed of the real value (frames are relayed as
+                    // they come): a key injected into the handshake could be echoed into the sandbox. Fail closed.
+                    dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
+                    ctx.fireChannelRead(new ExchangeControl.Refuse(request,
+                            Decision.deny(Reason.WEBSOCKET_REFUSED, "credentials." + r.injected().get(0)),
+                            "credentials are not injected into WebSocket handshakes"));
+                    return;
+                }
                 headers.clear();
                 r.headers().forEach(e -> headers.add(e.getKey(), e.getValue()));
                 request.request().setUri(r.uri());

@@ -301,6 +301,85 @@ class WebSocketTest {
         assertThat(origin.opened()).isEmpty();
     }
 
+    /** A credential for the intercepted WebSocket host, read from a file (never a real value). */
+    private String credentialSection() throws IOException {
+        Path secret = dir.resolve("ws-secret.txt");
+        java.nio.file.Files.writeString(secret, "real-ws-secret-value-0123456789");
+        return """
+                credentials:
+                  wskey:
+                    source: { file: "%s" }
+                    inject: { hosts: [%s], ports: [%d], header: Authorization }
+                """.formatted(secret.toAbsolutePath(), HOST, origin.port);
+    }
+
+    private void startInterceptedWithCredential(String websocket) throws Exception {
+        TestTls tls = TestTls.create(dir.resolve("origin-tls"), HOST);
+        origin = NodeOrigin.start(tls, false);
+        String base = policy(origin.port, """
+                inspect:
+                  %s: { redact: true, websocket: %s }
+                tls:
+                  extra_trust:
+                    - "%s"
+                """.formatted(HOST, websocket, tls.caPem().toAbsolutePath()) + credentialSection());
+        sluice = SluiceFixture.start(base.replace("        paths: [\"/chat/**\"]\n",
+                "        paths: [\"/chat/**\"]\n    credentials: [wskey]\n"));
+    }
+
+    /**
+     * A credential is never injected into a WebSocket handshake: the origin's messages are relayed as they
+     * come, so a key it echoed would reach the sandbox unscrubbed. The handshake is refused, fail closed.
+     */
+    @Test
+    void aHandshakeThatWouldCarryAnInjectedCredentialIsRefused() throws Exception {
+        startInterceptedWithCredential("inspect");
+        String placeholder = dev.sluice.proxy.credential.PlaceholderKey.loadOrCreate(sluice.dataDir())
+                .placeholder("default", "wskey");
+        HttpClient client = HttpClient.newBuilder()
+                .proxy(ProxySelector.of(sluice.address()))
+                .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
+                .connectTimeout(Duration.ofSeconds(10)).build();
+        CompletableFuture<WebSocket> opening = client.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + placeholder)
+                .buildAsync(URI.create("wss://" + HOST + ":" + origin.port + "/chat/tls"), new WebSocket.Listener() { });
+        try {
+            opening.get(20, TimeUnit.SECONDS);
+            throw new AssertionError("a handshake carrying a credential was upgraded");
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(WebSocketHandshakeException.class);
+            assertThat(((WebSocketHandshakeException) e.getCause()).getResponse().statusCode()).isEqualTo(403);
+        }
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> "/chat/tls".equals(r.path("url.path").asText())).findFirst().orElse(null),
+                r -> r != null);
+        assertThat(record.path("reason").asText()).isEqualTo("websocket_refused");
+        assertThat(record.path("rule").asText()).isEqualTo("credentials.wskey");
+        assertThat(record.has("credentials")).isFalse();
+        assertThat(origin.opened()).isEmpty();
+    }
+
+    /** A placeholder inside a client message (raw or encoded) never reaches the origin: the connection closes 1008. */
+    @Test
+    void aPlaceholderInAClientMessageClosesBothLegsWith1008() throws Exception {
+        startInterceptedWithCredential("inspect");
+        String placeholder = dev.sluice.proxy.credential.PlaceholderKey.loadOrCreate(sluice.dataDir())
+                .placeholder("default", "wskey");
+        Collector collector = new Collector();
+        WebSocket ws = openJavaWebSocket(collector).get(20, TimeUnit.SECONDS);
+        ws.sendText("hello", true).get(10, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(10)).until(() -> collector.messages.contains("echo:hello"));
+        String encoded = java.util.Base64.getEncoder().encodeToString(("x:" + placeholder)
+                .getBytes(StandardCharsets.UTF_8));
+        ws.sendText("{\"auth\":\"" + encoded + "\"}", true).get(10, TimeUnit.SECONDS);
+        assertThat(collector.closed.get(10, TimeUnit.SECONDS)).isEqualTo(1008);
+        assertThat(origin.received()).containsExactly("hello");
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.has("websocket.mode")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("error").asText()).contains("credential_host_mismatch");
+        assertThat(record.toString()).doesNotContain(placeholder);
+    }
+
     /** Runs proxy/src/test/node/ws-client.js through Sluice and returns its JSON lines. */
     private List<JsonNode> nodeClient(String url, String... fragments) throws Exception {
         Path nodeDir = Path.of("src/test/node").toAbsolutePath();
