@@ -82,7 +82,12 @@ public final class BuiltinRedFlags {
                 + "|\\b(?:ba)?sh\\s+-c\\s+[\"']?\\$\\([^)]{0,200}base64\\s+(?:-d|--decode)");
         Pattern shell = Pattern.compile("(?i)\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b|\\b(?:curl|wget)\\s+\\S"
                 + "|\\bbash\\s+-c\\b|/bin/(?:ba)?sh\\b|\\bnc\\s+-e\\b|\\brm\\s+-rf\\s|\\bchmod\\s+\\+x\\b");
-        return new RedFlagDetector() {
+        return new GatedDetector(PLAIN_SHELL) {
+            @Override
+            public boolean gateOnRuns() {
+                return true;
+            }
+
             @Override
             public String id() {
                 return "encoded_shell";
@@ -96,7 +101,7 @@ public final class BuiltinRedFlags {
             @Override
             public List<String> find(CharSequence text, String lower) {
                 List<String> out = new ArrayList<>();
-                out.addAll(anchored(plain, text, lower, PLAIN_SHELL, 30, 260, Function.identity()));
+                out.addAll(anchored(plain, text, lower, PLAIN_SHELL, 260, 260, Function.identity()));
                 // runs of the base64 alphabet (hex digits are a subset) of 16 or more characters
                 int n = text.length();
                 int start = -1;
@@ -149,11 +154,11 @@ public final class BuiltinRedFlags {
      * about such code will trip it.
      */
     public static RedFlagDetector templateInjection() {
-        return regex("template_injection", Pattern.compile(
+        return anchoredRegex("template_injection", Pattern.compile(
                 "\\$\\{[^{}\\n]{0,200}?(?:[(.\\[|:]|__)[^{}\\n]{0,200}?\\}"
                         + "|\\{\\{[^{}\\n]{0,200}?(?:[(.\\[|:]|__)[^{}\\n]{0,200}?\\}\\}"
                         + "|<%=?[^%\\n]{0,200}?(?:[(.\\[|:]|__)[^%\\n]{0,200}?%>"),
-                Function.identity(), anyOf("${", "{{", "<%"));
+                Function.identity(), 0, 420, "${", "{{", "<%");
     }
 
     /**
@@ -207,7 +212,7 @@ public final class BuiltinRedFlags {
     public static RedFlagDetector custom(String id, Pattern pattern, List<String> keywords) {
         List<String> lower = keywords.stream().map(k -> k.toLowerCase(Locale.ROOT)).toList();
         RedFlagDetector inner = regex(id, pattern);
-        return new RedFlagDetector() {
+        return new GatedDetector(lower.toArray(String[]::new)) {
             @Override
             public String id() {
                 return id;
@@ -281,7 +286,7 @@ public final class BuiltinRedFlags {
 
     private static RedFlagDetector anchoredRegex(String id, Pattern pattern, Function<String, String> normalise,
                                                  int before, int after, String... literals) {
-        return new RedFlagDetector() {
+        return new GatedDetector(literals) {
             @Override
             public String id() {
                 return id;
@@ -297,27 +302,6 @@ public final class BuiltinRedFlags {
                 return anchored(pattern, text, lower, literals, before, after, normalise);
             }
         };
-    }
-
-    private static java.util.function.Predicate<String> anyOf(String... literals) {
-        return lower -> {
-            for (String l : literals) {
-                if (lower.contains(l)) {
-                    return true;
-                }
-            }
-            return false;
-        };
-    }
-
-    private static java.util.function.Predicate<String> internalPrefilter(List<String> internalDomains) {
-        List<String> literals = new ArrayList<>(List.of("10.", "172.", "192.168.", ".internal", ".corp", ".lan",
-                ".intranet", ".local"));
-        for (String d : internalDomains) {
-            literals.add("." + d.toLowerCase(Locale.ROOT));
-        }
-        String[] all = literals.toArray(String[]::new);
-        return anyOf(all);
     }
 
     private static RedFlagDetector regex(String id, Pattern pattern) {
@@ -389,6 +373,23 @@ public final class BuiltinRedFlags {
             }
         }
         return ok * 10 >= bytes.length * 9 ? new String(bytes, StandardCharsets.US_ASCII) : null;
+    }
+
+    /**
+     * A detector with a literal gate: {@link RedFlagScan} runs it only on batches holding one of its
+     * literals. A literal that is empty or not ASCII (a custom keyword) makes the gate always open.
+     */
+    abstract static class GatedDetector implements RedFlagDetector, Gated {
+        private final String[] literals;
+
+        GatedDetector(String[] literals) {
+            this.literals = literals.clone();
+        }
+
+        @Override
+        public String[] gateLiterals() {
+            return literals.clone();
+        }
     }
 
     /** For documentation and tests: every built-in detector without configured domains. */
