@@ -126,21 +126,55 @@ public final class BuiltinRedFlags {
                         }
                         continue;
                     }
-                    // base64 of a command line has capitals (its 6-bit groups spread over the alphabet); a
-                    // run without any, or one that is mostly slashes (a path), is not decoded
-                    if (start >= 0 && i - start >= 16 && (allHex || (upper && slashes * 8 < i - start))) {
-                        String run = text.subSequence(start, i).toString();
-                        String decoded = allHex && run.length() % 2 == 0
-                                ? printable(HexFormat.of().parseHex(run)) : decodeBase64(run);
-                        if (decoded != null && shell.matcher(decoded).find()) {
-                            out.add(cut(run));
+                    if (start >= 0 && i - start >= 16) {
+                        String run = shellRun(shell, text, start, i);
+                        if (run != null) {
+                            out.add(run);
                         }
                     }
                     start = -1;
                 }
                 return out;
             }
+
+            @Override
+            public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                List<String> out = new ArrayList<>(anchoredAt(plain, text, hits, 260, 260, Function.identity()));
+                for (int r = 0; r < hits.runCount; r++) {
+                    String run = shellRun(shell, text, hits.runs[2 * r], hits.runs[2 * r + 1]);
+                    if (run != null) {
+                        out.add(run);
+                    }
+                }
+                return out;
+            }
         };
+    }
+
+    /**
+     * The run {@code text[start, end)} of the base64 alphabet (16 or more characters) when it decodes to
+     * a shell command line, else null. Base64 of a command line has capitals (its 6-bit groups spread over
+     * the alphabet); a run without any, or one that is mostly slashes (a path), is not decoded; a run of
+     * hex digits is decoded as hex when its length is even.
+     */
+    private static String shellRun(Pattern shell, CharSequence text, int start, int end) {
+        boolean allHex = true;
+        boolean upper = false;
+        int slashes = 0;
+        for (int i = start; i < end; i++) {
+            char c = text.charAt(i);
+            allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+            upper |= c >= 'A' && c <= 'Z';
+            if (c == '/') {
+                slashes++;
+            }
+        }
+        if (!(allHex || (upper && slashes * 8 < end - start))) {
+            return null;
+        }
+        String run = text.subSequence(start, end).toString();
+        String decoded = allHex && run.length() % 2 == 0 ? printable(HexFormat.of().parseHex(run)) : decodeBase64(run);
+        return decoded != null && shell.matcher(decoded).find() ? cut(run) : null;
     }
 
     /**
@@ -224,6 +258,11 @@ public final class BuiltinRedFlags {
             }
 
             @Override
+            public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                return inner.find(text);
+            }
+
+            @Override
             public List<String> find(CharSequence text, String t) {
                 for (String k : lower) {
                     if (t.contains(k)) {
@@ -252,21 +291,35 @@ public final class BuiltinRedFlags {
             }
             return out;
         }
-        List<String> out = null;
-        java.util.BitSet starts = null;
-        Matcher m = pattern.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
-        int scannedTo = 0;
         java.util.TreeMap<Integer, Integer> hits = new java.util.TreeMap<>();
         for (String l : literals) {
             for (int at = lower.indexOf(l); at >= 0; at = lower.indexOf(l, at + 1)) {
                 hits.merge(at, l.length(), Math::max);
             }
         }
+        Gated.Hits h = new Gated.Hits();
         for (Map.Entry<Integer, Integer> hit : hits.entrySet()) {
-            int from = Math.max(Math.max(0, hit.getKey() - before), scannedTo);
-            int to = Math.min(text.length(), hit.getKey() + hit.getValue() + after);
+            h.literal(hit.getKey(), hit.getValue());
+        }
+        return anchoredAt(pattern, text, h, before, after, normalise);
+    }
+
+    /** The core of {@link #anchored}: {@code hits.literals} in ascending order of position. */
+    static List<String> anchoredAt(Pattern pattern, CharSequence text, Gated.Hits hits, int before, int after,
+                                   Function<String, String> normalise) {
+        List<String> out = null;
+        java.util.BitSet starts = null;
+        Matcher m = null;
+        int scannedTo = 0;
+        for (int i = 0; i < hits.literalCount; i++) {
+            int at = hits.literals[2 * i];
+            int from = Math.max(Math.max(0, at - before), scannedTo);
+            int to = Math.min(text.length(), at + hits.literals[2 * i + 1] + after);
             if (from >= to) {
                 continue;
+            }
+            if (m == null) {
+                m = pattern.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
             }
             m.region(from, to);
             while (m.find()) {
@@ -300,6 +353,11 @@ public final class BuiltinRedFlags {
             @Override
             public List<String> find(CharSequence text, String lower) {
                 return anchored(pattern, text, lower, literals, before, after, normalise);
+            }
+
+            @Override
+            public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                return anchoredAt(pattern, text, hits, before, after, normalise);
             }
         };
     }

@@ -89,35 +89,47 @@ final class LiteralGate {
     }
 
     /**
-     * Returns, for each rule index (and at {@code rules.size()} for the reference collector), whether the
-     * detector must run on {@code text}.
+     * Returns, for each rule index (and at {@code rules.size()} for the reference collector), null when the
+     * detector cannot match {@code text}, else where its literals and runs occur ({@link #ALWAYS} for a
+     * detector without a gate).
      */
-    boolean[] scan(CharSequence text) {
-        boolean[] open = always.clone();
+    Gated.Hits[] scan(CharSequence text) {
+        Gated.Hits[] open = new Gated.Hits[slots];
+        for (int s = 0; s < slots; s++) {
+            if (always[s]) {
+                open[s] = ALWAYS;
+            }
+        }
         int n = text.length();
-        int run = 0;
+        int start = -1;
         boolean allHex = true;
         boolean upper = false;
-        boolean runSeen = !anyRuns;
-        for (int i = 0; i < n; i++) {
-            char c = text.charAt(i);
-            if (!runSeen) {
+        for (int i = 0; i <= n; i++) {
+            char c = i < n ? text.charAt(i) : ' ';
+            if (anyRuns) {
                 boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
                         || c == '+' || c == '/';
                 if (b64) {
-                    if (run == 0) {
+                    if (start < 0) {
+                        start = i;
                         allHex = true;
                         upper = false;
                     }
-                    run++;
                     allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
                     upper |= c >= 'A' && c <= 'Z';
-                    if (run >= MIN_RUN && (allHex || upper)) {
-                        runSeen = true;
-                    }
                 } else {
-                    run = 0;
+                    if (start >= 0 && i - start >= MIN_RUN && (allHex || upper)) {
+                        for (int s = 0; s < slots; s++) {
+                            if (runs[s]) {
+                                hits(open, s).run(start, i);
+                            }
+                        }
+                    }
+                    start = -1;
                 }
+            }
+            if (i == n) {
+                break;
             }
             int lc = lower(c);
             if (lc >= 128) {
@@ -129,17 +141,28 @@ final class LiteralGate {
             }
             int[] owner = slotByFirst[lc];
             for (int k = 0; k < cands.length; k++) {
-                if (!open[owner[k]] && at(text, i, cands[k])) {
-                    open[owner[k]] = true;
+                if (open[owner[k]] != ALWAYS && at(text, i, cands[k])) {
+                    Gated.Hits h = hits(open, owner[k]);
+                    // one entry per position: the longest literal there
+                    if (h.literalCount > 0 && h.literals[2 * h.literalCount - 2] == i) {
+                        h.literals[2 * h.literalCount - 1] = Math.max(h.literals[2 * h.literalCount - 1], cands[k].length);
+                    } else {
+                        h.literal(i, cands[k].length);
+                    }
                 }
             }
         }
-        if (runSeen && anyRuns) {
-            for (int s = 0; s < slots; s++) {
-                open[s] |= runs[s];
-            }
-        }
         return open;
+    }
+
+    /** Marks a detector that has no gate: it reads the whole batch. */
+    static final Gated.Hits ALWAYS = new Gated.Hits();
+
+    private static Gated.Hits hits(Gated.Hits[] open, int slot) {
+        if (open[slot] == null) {
+            open[slot] = new Gated.Hits();
+        }
+        return open[slot];
     }
 
     private static boolean at(CharSequence text, int i, char[] lit) {

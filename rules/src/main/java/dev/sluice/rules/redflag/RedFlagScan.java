@@ -92,21 +92,17 @@ public final class RedFlagScan {
         if (buf.length() == carried) {
             return List.of();
         }
-        // one pass over the batch for every rule's literals; a rule whose gate stays shut cannot match
-        boolean[] open = gated ? gate.scan(buf) : null;
-        String window = null;
-        String lower = null;
+        // one pass over the batch for every rule's literals; a rule whose gate stays shut cannot match,
+        // and one whose gate opened reads only the text around its literals
+        Gated.Hits[] open = gated ? gate.scan(buf) : null;
+        window = null;
         List<RedFlagRule> fresh = List.of();
         for (int i = 0; i < rules.size(); i++) {
             RedFlagRule rule = rules.get(i);
-            if (flagged.contains(rule.id()) || (open != null && !open[i])) {
+            if (flagged.contains(rule.id()) || (open != null && open[i] == null)) {
                 continue;
             }
-            if (window == null) {
-                window = buf.toString();
-                lower = window.toLowerCase(java.util.Locale.ROOT);
-            }
-            if (matches(rule, window, lower)) {
+            if (matches(rule, find(rule.detector(), open == null ? null : open[i]))) {
                 flagged.add(rule.id());
                 if (fresh.isEmpty()) {
                     fresh = new ArrayList<>();
@@ -115,17 +111,15 @@ public final class RedFlagScan {
             }
         }
         if (referenceCollector != null && collected.size() < MAX_REFERENCES
-                && (open == null || open[rules.size()])) {
-            if (window == null) {
-                window = buf.toString();
-                lower = window.toLowerCase(java.util.Locale.ROOT);
-            }
-            for (String ref : referenceCollector.find(window, lower)) {
+                && (open == null || open[rules.size()] != null)) {
+            for (String ref : find(referenceCollector, open == null ? null : open[rules.size()])) {
                 if (collected.size() < MAX_REFERENCES) {
                     collected.add(ref);
                 }
             }
         }
+        window = null;
+        lower = null;
         if (buf.length() > CARRY) {
             buf.delete(0, buf.length() - CARRY);
         }
@@ -133,8 +127,22 @@ public final class RedFlagScan {
         return fresh;
     }
 
-    private boolean matches(RedFlagRule rule, String window, String lower) {
-        List<String> found = rule.detector().find(window, lower);
+    /** The batch as a String and lowercased, made only for a detector without a gate (within one flush). */
+    private String window;
+    private String lower;
+
+    private List<String> find(RedFlagDetector detector, Gated.Hits hits) {
+        if (hits != null && hits != LiteralGate.ALWAYS && detector instanceof Gated g) {
+            return g.findAt(buf, hits);
+        }
+        if (window == null) {
+            window = buf.toString();
+            lower = window.toLowerCase(java.util.Locale.ROOT);
+        }
+        return detector.find(window, lower);
+    }
+
+    private boolean matches(RedFlagRule rule, List<String> found) {
         if (found.isEmpty()) {
             return false;
         }

@@ -142,11 +142,16 @@ class RedFlagGateTest {
             assertThat(gated.references()).isEqualTo(unfiltered.references());
             // and the gate opens for every detector that finds something in the whole text
             LiteralGate gate = new LiteralGate(rules, collector);
-            boolean[] open = gate.scan(whole);
+            Gated.Hits[] open = gate.scan(whole);
             for (int i = 0; i < rules.size(); i++) {
-                if (!rules.get(i).detector().find(whole).isEmpty()) {
-                    assertThat(open[i]).as("gate of %s on %s", rules.get(i).id(), whole).isTrue();
+                RedFlagDetector d = rules.get(i).detector();
+                List<String> full = d.find(whole.toString());
+                if (!full.isEmpty()) {
+                    assertThat(open[i]).as("gate of %s on %s", d.id(), whole).isNotNull();
                 }
+                // reading only around the gate's hits finds what reading the whole text finds
+                List<String> around = open[i] == null ? List.of() : ((Gated) d).findAt(whole, open[i]);
+                assertThat(around).as("%s around its hits in %s", d.id(), whole).isEqualTo(full);
             }
         }
     }
