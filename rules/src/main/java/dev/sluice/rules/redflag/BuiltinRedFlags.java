@@ -24,7 +24,7 @@ public final class BuiltinRedFlags {
             "instruction_boundary", "internal_reference");
 
     private static final int MAX_MATCH = 200;
-    private static final String[] PLAIN_SHELL = {"curl", "wget", "base64", "sh -c"};
+    private static final String[] PLAIN_SHELL = {"curl", "wget", "base64"};
 
     private BuiltinRedFlags() {
     }
@@ -77,9 +77,11 @@ public final class BuiltinRedFlags {
      * commands. Random base64 (keys, images) does not decode to a command line and is not flagged.
      */
     public static RedFlagDetector encodedShell() {
+        // a download or a decode piped into a shell: each match starts at its literal (curl, wget, base64)
         Pattern plain = Pattern.compile("(?i)\\b(?:curl|wget)\\b[^\\n|]{0,200}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b"
-                + "|\\bbase64\\s+(?:-d|--decode|-D)\\b[^\\n]{0,40}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b"
-                + "|\\b(?:ba)?sh\\s+-c\\s+[\"']?\\$\\([^)]{0,200}base64\\s+(?:-d|--decode)");
+                + "|\\bbase64\\s+(?:-d|--decode|-D)\\b[^\\n]{0,40}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b");
+        // sh -c "$(… base64 -d)": a match ends at base64's decode flag
+        Pattern decodeInShell = Pattern.compile("(?i)\\b(?:ba)?sh\\s+-c\\s+[\"']?\\$\\([^)]{0,200}base64\\s+(?:-d|--decode)");
         Pattern shell = Pattern.compile("(?i)\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b|\\b(?:curl|wget)\\s+\\S"
                 + "|\\bbash\\s+-c\\b|/bin/(?:ba)?sh\\b|\\bnc\\s+-e\\b|\\brm\\s+-rf\\s|\\bchmod\\s+\\+x\\b");
         return new GatedDetector(PLAIN_SHELL) {
@@ -100,14 +102,24 @@ public final class BuiltinRedFlags {
 
             @Override
             public List<String> find(CharSequence text, String lower) {
-                List<String> out = new ArrayList<>();
-                out.addAll(anchored(plain, text, lower, PLAIN_SHELL, 260, 260, Function.identity()));
+                Gated.Hits hits = new Gated.Hits();
+                java.util.TreeMap<Integer, Integer> at = new java.util.TreeMap<>();
+                if (lower.length() == text.length()) {
+                    for (String l : PLAIN_SHELL) {
+                        for (int i = lower.indexOf(l); i >= 0; i = lower.indexOf(l, i + 1)) {
+                            at.put(i, l.length());
+                        }
+                    }
+                } else {
+                    // lower-casing changed the length (rare letters): every position is a candidate
+                    for (int i = 0; i < text.length(); i++) {
+                        at.put(i, 0);
+                    }
+                }
+                at.forEach(hits::literal);
                 // runs of the base64 alphabet (hex digits are a subset) of 16 or more characters
                 int n = text.length();
                 int start = -1;
-                boolean allHex = true;
-                boolean upper = false;
-                int slashes = 0;
                 for (int i = 0; i <= n; i++) {
                     char c = i < n ? text.charAt(i) : ' ';
                     boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
@@ -115,31 +127,45 @@ public final class BuiltinRedFlags {
                     if (b64) {
                         if (start < 0) {
                             start = i;
-                            allHex = true;
-                            upper = false;
-                            slashes = 0;
-                        }
-                        allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-                        upper |= c >= 'A' && c <= 'Z';
-                        if (c == '/') {
-                            slashes++;
                         }
                         continue;
                     }
                     if (start >= 0 && i - start >= 16) {
-                        String run = shellRun(shell, text, start, i);
-                        if (run != null) {
-                            out.add(run);
-                        }
+                        hits.run(start, i);
                     }
                     start = -1;
                 }
-                return out;
+                return findAt(text, hits);
             }
 
             @Override
             public List<String> findAt(CharSequence text, Gated.Hits hits) {
-                List<String> out = new ArrayList<>(anchoredAt(plain, text, hits, 260, 260, Function.identity()));
+                List<String> out = new ArrayList<>();
+                int n = text.length();
+                Matcher p = plain.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+                Matcher d = null;
+                java.util.BitSet starts = null;
+                for (int h = 0; h < hits.literalCount; h++) {
+                    int at = hits.literals[2 * h];
+                    p.region(at, Math.min(n, at + 260));
+                    if (p.lookingAt()) {
+                        out.add(cut(p.group()));
+                    }
+                    if (hits.literals[2 * h + 1] != 4) {
+                        // base64 (or any position, in the fallback): the decode inside sh -c "$(…)"
+                        if (d == null) {
+                            d = decodeInShell.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+                            starts = new java.util.BitSet();
+                        }
+                        d.region(Math.max(0, at - 260), Math.min(n, at + 20));
+                        while (d.find()) {
+                            if (d.end() > at && !starts.get(d.start())) {
+                                starts.set(d.start());
+                                out.add(cut(d.group()));
+                            }
+                        }
+                    }
+                }
                 for (int r = 0; r < hits.runCount; r++) {
                     String run = shellRun(shell, text, hits.runs[2 * r], hits.runs[2 * r + 1]);
                     if (run != null) {
