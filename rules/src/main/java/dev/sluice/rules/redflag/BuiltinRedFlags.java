@@ -26,6 +26,11 @@ public final class BuiltinRedFlags {
     private static final int MAX_MATCH = 200;
     private static final String[] PLAIN_SHELL = {"curl", "wget", "base64"};
 
+    /** The path part of {@code credential_path}: every match's path starts at one of its literals. */
+    private static final Pattern CREDENTIAL_PATH_AT = Pattern.compile("(?i)\\.ssh/|\\bid_(?:rsa|ed25519|ecdsa)\\b"
+            + "|\\.aws/credentials|(?<![\\w.])\\.env\\b|\\.npmrc|\\.pypirc|\\.netrc|\\bkubeconfig\\b|\\.kube/config"
+            + "|/etc/shadow");
+
     private BuiltinRedFlags() {
     }
 
@@ -56,7 +61,7 @@ public final class BuiltinRedFlags {
      * without a verb is not flagged.
      */
     public static RedFlagDetector credentialPath() {
-        return anchoredRegex("credential_path", Pattern.compile(
+        return anchoredRegex("credential_path", CREDENTIAL_PATH_AT, Pattern.compile(
                 "(?i)\\b(?:cat|less|more|head|tail|read|reads|open|cp|copy|scp|rsync|upload|send|post|curl|wget|"
                         + "base64|print|show|dump|exfiltrate|leak|type|get-content|xxd|tar|zip)\\b[^\\n]{0,80}?"
                         + "(?:\\.ssh/|\\bid_(?:rsa|ed25519|ecdsa)\\b|\\.aws/credentials|(?<![\\w.])\\.env\\b|\\.npmrc|"
@@ -365,6 +370,17 @@ public final class BuiltinRedFlags {
 
     private static RedFlagDetector anchoredRegex(String id, Pattern pattern, Function<String, String> normalise,
                                                  int before, int after, String... literals) {
+        return anchoredRegex(id, null, pattern, normalise, before, after, literals);
+    }
+
+    /**
+     * As above; {@code at} (null for none) must match at a literal ({@code lookingAt}) for the region
+     * around it to be searched: for a pattern each of whose matches holds a match of {@code at} starting at
+     * one of the literals, it only skips regions that cannot match.
+     */
+    private static RedFlagDetector anchoredRegex(String id, Pattern at, Pattern pattern,
+                                                 Function<String, String> normalise, int before, int after,
+                                                 String... literals) {
         return new GatedDetector(literals) {
             @Override
             public String id() {
@@ -372,17 +388,45 @@ public final class BuiltinRedFlags {
             }
 
             @Override
-            public List<String> find(CharSequence text) {
-                return find(text, text.toString().toLowerCase(Locale.ROOT));
+            public List<String> find(CharSequence text, String lower) {
+                return at == null ? anchored(pattern, text, lower, literals, before, after, normalise)
+                        : find(text);
             }
 
             @Override
-            public List<String> find(CharSequence text, String lower) {
-                return anchored(pattern, text, lower, literals, before, after, normalise);
+            public List<String> find(CharSequence text) {
+                String lower = text.toString().toLowerCase(Locale.ROOT);
+                if (at == null || lower.length() != text.length()) {
+                    return anchored(pattern, text, lower, literals, before, after, normalise);
+                }
+                java.util.TreeMap<Integer, Integer> hits = new java.util.TreeMap<>();
+                for (String l : literals) {
+                    for (int i = lower.indexOf(l); i >= 0; i = lower.indexOf(l, i + 1)) {
+                        hits.merge(i, l.length(), Math::max);
+                    }
+                }
+                Gated.Hits h = new Gated.Hits();
+                hits.forEach(h::literal);
+                return findAt(text, h);
             }
 
             @Override
             public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                if (at != null) {
+                    Matcher m = at.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+                    Gated.Hits confirmed = new Gated.Hits();
+                    for (int i = 0; i < hits.literalCount; i++) {
+                        int p = hits.literals[2 * i];
+                        m.region(p, text.length());
+                        if (m.lookingAt()) {
+                            confirmed.literal(p, hits.literals[2 * i + 1]);
+                        }
+                    }
+                    if (confirmed.literalCount == 0) {
+                        return List.of();
+                    }
+                    hits = confirmed;
+                }
                 return anchoredAt(pattern, text, hits, before, after, normalise);
             }
         };

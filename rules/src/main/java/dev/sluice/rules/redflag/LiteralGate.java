@@ -9,7 +9,7 @@ import java.util.List;
  * together with the base64 / hex run check of {@code encoded_shell}. {@link #scan} answers, per rule,
  * whether its detector could match the batch; it never answers no when the detector's regex could match
  * (a non-ASCII character is compared by its {@link Character#toLowerCase(char)} form, as the old
- * {@code toLowerCase(Locale.ROOT)} prefilter did). Immutable; {@link #scan} allocates only its answer.
+ * {@code toLowerCase(Locale.ROOT)} prefilter did). Belongs to one scan (not thread-safe: it reuses a buffer).
  */
 final class LiteralGate {
 
@@ -22,6 +22,9 @@ final class LiteralGate {
     private final boolean[] always;
     private final boolean[] runs;
     private final boolean anyRuns;
+    private final boolean anyLiterals;
+    /** The batch's characters, reused (the gate belongs to one scan, which is not thread-safe). */
+    private char[] scratch = new char[0];
     private final int slots;
 
     LiteralGate(List<RedFlagRule> rules, RedFlagDetector collector) {
@@ -61,6 +64,11 @@ final class LiteralGate {
             }
         }
         anyRuns = r;
+        boolean l = false;
+        for (List<char[]> each : lits) {
+            l |= !each.isEmpty();
+        }
+        anyLiterals = l;
         for (int c = 0; c < 128; c++) {
             if (!lits.get(c).isEmpty()) {
                 byFirst[c] = lits.get(c).toArray(char[][]::new);
@@ -100,12 +108,24 @@ final class LiteralGate {
                 open[s] = ALWAYS;
             }
         }
+        if (!anyRuns && !anyLiterals) {
+            return open;
+        }
         int n = text.length();
+        if (scratch.length < n) {
+            scratch = new char[Math.max(n, scratch.length * 2)];
+        }
+        char[] a = scratch;
+        if (text instanceof StringBuilder sb) {
+            sb.getChars(0, n, a, 0);
+        } else {
+            text.toString().getChars(0, n, a, 0);
+        }
         int start = -1;
         boolean allHex = true;
         boolean upper = false;
         for (int i = 0; i <= n; i++) {
-            char c = i < n ? text.charAt(i) : ' ';
+            char c = i < n ? a[i] : ' ';
             if (anyRuns) {
                 boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
                         || c == '+' || c == '/';
@@ -141,7 +161,7 @@ final class LiteralGate {
             }
             int[] owner = slotByFirst[lc];
             for (int k = 0; k < cands.length; k++) {
-                if (open[owner[k]] != ALWAYS && at(text, i, cands[k])) {
+                if (open[owner[k]] != ALWAYS && at(a, n, i, cands[k])) {
                     Gated.Hits h = hits(open, owner[k]);
                     // one entry per position: the longest literal there
                     if (h.literalCount > 0 && h.literals[2 * h.literalCount - 2] == i) {
@@ -165,12 +185,12 @@ final class LiteralGate {
         return open[slot];
     }
 
-    private static boolean at(CharSequence text, int i, char[] lit) {
-        if (i + lit.length > text.length()) {
+    private static boolean at(char[] text, int n, int i, char[] lit) {
+        if (i + lit.length > n) {
             return false;
         }
         for (int j = 1; j < lit.length; j++) {
-            if (lower(text.charAt(i + j)) != lit[j]) {
+            if (lower(text[i + j]) != lit[j]) {
                 return false;
             }
         }
