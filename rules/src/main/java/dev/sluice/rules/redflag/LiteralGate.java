@@ -14,6 +14,26 @@ import java.util.List;
 final class LiteralGate {
 
     private static final int MIN_RUN = 16;
+    private static final int B64 = 1;
+    private static final int HEX = 2;
+    private static final int UPPER = 4;
+    /** Per ASCII character: base64 alphabet, hex digit, capital. */
+    private static final byte[] CLASS = new byte[128];
+    /** Per ASCII character: its lower case. */
+    private static final char[] LOWER = new char[128];
+
+    static {
+        for (char c = 0; c < 128; c++) {
+            boolean upperCase = c >= 'A' && c <= 'Z';
+            boolean b64 = upperCase || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+            boolean hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+            CLASS[c] = (byte) ((b64 ? B64 : 0) | (hex ? HEX : 0) | (upperCase ? UPPER : 0));
+            LOWER[c] = upperCase ? (char) (c + 32) : c;
+        }
+    }
+
+    /** Whether some literal starts with this lowercase ASCII character. */
+    private final boolean[] first = new boolean[128];
 
     /** Per first character (lowercase ASCII): the literals starting with it, as char arrays. */
     private final char[][][] byFirst = new char[128][][];
@@ -72,6 +92,7 @@ final class LiteralGate {
         for (int c = 0; c < 128; c++) {
             if (!lits.get(c).isEmpty()) {
                 byFirst[c] = lits.get(c).toArray(char[][]::new);
+                first[c] = true;
                 slotByFirst[c] = owners.get(c).stream().mapToInt(Integer::intValue).toArray();
             }
         }
@@ -126,17 +147,16 @@ final class LiteralGate {
         boolean upper = false;
         for (int i = 0; i <= n; i++) {
             char c = i < n ? a[i] : ' ';
+            int k = c < 128 ? CLASS[c] : 0;
             if (anyRuns) {
-                boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-                        || c == '+' || c == '/';
-                if (b64) {
+                if ((k & B64) != 0) {
                     if (start < 0) {
                         start = i;
                         allHex = true;
                         upper = false;
                     }
-                    allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-                    upper |= c >= 'A' && c <= 'Z';
+                    allHex &= (k & HEX) != 0;
+                    upper |= (k & UPPER) != 0;
                 } else {
                     if (start >= 0 && i - start >= MIN_RUN && (allHex || upper)) {
                         for (int s = 0; s < slots; s++) {
@@ -151,23 +171,20 @@ final class LiteralGate {
             if (i == n) {
                 break;
             }
-            int lc = lower(c);
-            if (lc >= 128) {
+            int lc = c < 128 ? LOWER[c] : lower(c);
+            if (lc >= 128 || !first[lc]) {
                 continue;
             }
             char[][] cands = byFirst[lc];
-            if (cands == null) {
-                continue;
-            }
             int[] owner = slotByFirst[lc];
-            for (int k = 0; k < cands.length; k++) {
-                if (open[owner[k]] != ALWAYS && at(a, n, i, cands[k])) {
-                    Gated.Hits h = hits(open, owner[k]);
+            for (int j = 0; j < cands.length; j++) {
+                if (open[owner[j]] != ALWAYS && at(a, n, i, cands[j])) {
+                    Gated.Hits h = hits(open, owner[j]);
                     // one entry per position: the longest literal there
                     if (h.literalCount > 0 && h.literals[2 * h.literalCount - 2] == i) {
-                        h.literals[2 * h.literalCount - 1] = Math.max(h.literals[2 * h.literalCount - 1], cands[k].length);
+                        h.literals[2 * h.literalCount - 1] = Math.max(h.literals[2 * h.literalCount - 1], cands[j].length);
                     } else {
-                        h.literal(i, cands[k].length);
+                        h.literal(i, cands[j].length);
                     }
                 }
             }
