@@ -24,7 +24,12 @@ public final class BuiltinRedFlags {
             "instruction_boundary", "internal_reference");
 
     private static final int MAX_MATCH = 200;
-    private static final String[] PLAIN_SHELL = {"curl", "wget", "base64", "sh -c"};
+    private static final String[] PLAIN_SHELL = {"curl", "wget", "base64"};
+
+    /** The path part of {@code credential_path}: every match's path starts at one of its literals. */
+    private static final Pattern CREDENTIAL_PATH_AT = Pattern.compile("(?i)\\.ssh/|\\bid_(?:rsa|ed25519|ecdsa)\\b"
+            + "|\\.aws/credentials|(?<![\\w.])\\.env\\b|\\.npmrc|\\.pypirc|\\.netrc|\\bkubeconfig\\b|\\.kube/config"
+            + "|/etc/shadow");
 
     private BuiltinRedFlags() {
     }
@@ -56,7 +61,7 @@ public final class BuiltinRedFlags {
      * without a verb is not flagged.
      */
     public static RedFlagDetector credentialPath() {
-        return anchoredRegex("credential_path", Pattern.compile(
+        return anchoredRegex("credential_path", CREDENTIAL_PATH_AT, Pattern.compile(
                 "(?i)\\b(?:cat|less|more|head|tail|read|reads|open|cp|copy|scp|rsync|upload|send|post|curl|wget|"
                         + "base64|print|show|dump|exfiltrate|leak|type|get-content|xxd|tar|zip)\\b[^\\n]{0,80}?"
                         + "(?:\\.ssh/|\\bid_(?:rsa|ed25519|ecdsa)\\b|\\.aws/credentials|(?<![\\w.])\\.env\\b|\\.npmrc|"
@@ -77,12 +82,19 @@ public final class BuiltinRedFlags {
      * commands. Random base64 (keys, images) does not decode to a command line and is not flagged.
      */
     public static RedFlagDetector encodedShell() {
+        // a download or a decode piped into a shell: each match starts at its literal (curl, wget, base64)
         Pattern plain = Pattern.compile("(?i)\\b(?:curl|wget)\\b[^\\n|]{0,200}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b"
-                + "|\\bbase64\\s+(?:-d|--decode|-D)\\b[^\\n]{0,40}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b"
-                + "|\\b(?:ba)?sh\\s+-c\\s+[\"']?\\$\\([^)]{0,200}base64\\s+(?:-d|--decode)");
+                + "|\\bbase64\\s+(?:-d|--decode|-D)\\b[^\\n]{0,40}\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b");
+        // sh -c "$(… base64 -d)": a match ends at base64's decode flag
+        Pattern decodeInShell = Pattern.compile("(?i)\\b(?:ba)?sh\\s+-c\\s+[\"']?\\$\\([^)]{0,200}base64\\s+(?:-d|--decode)");
         Pattern shell = Pattern.compile("(?i)\\|\\s*(?:sudo\\s+)?(?:ba|z|da)?sh\\b|\\b(?:curl|wget)\\s+\\S"
                 + "|\\bbash\\s+-c\\b|/bin/(?:ba)?sh\\b|\\bnc\\s+-e\\b|\\brm\\s+-rf\\s|\\bchmod\\s+\\+x\\b");
-        return new RedFlagDetector() {
+        return new GatedDetector(PLAIN_SHELL) {
+            @Override
+            public boolean gateOnRuns() {
+                return true;
+            }
+
             @Override
             public String id() {
                 return "encoded_shell";
@@ -95,14 +107,24 @@ public final class BuiltinRedFlags {
 
             @Override
             public List<String> find(CharSequence text, String lower) {
-                List<String> out = new ArrayList<>();
-                out.addAll(anchored(plain, text, lower, PLAIN_SHELL, 30, 260, Function.identity()));
+                Gated.Hits hits = new Gated.Hits();
+                java.util.TreeMap<Integer, Integer> at = new java.util.TreeMap<>();
+                if (lower.length() == text.length()) {
+                    for (String l : PLAIN_SHELL) {
+                        for (int i = lower.indexOf(l); i >= 0; i = lower.indexOf(l, i + 1)) {
+                            at.put(i, l.length());
+                        }
+                    }
+                } else {
+                    // lower-casing changed the length (rare letters): every position is a candidate
+                    for (int i = 0; i < text.length(); i++) {
+                        at.put(i, 0);
+                    }
+                }
+                at.forEach(hits::literal);
                 // runs of the base64 alphabet (hex digits are a subset) of 16 or more characters
                 int n = text.length();
                 int start = -1;
-                boolean allHex = true;
-                boolean upper = false;
-                int slashes = 0;
                 for (int i = 0; i <= n; i++) {
                     char c = i < n ? text.charAt(i) : ' ';
                     boolean b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
@@ -110,32 +132,80 @@ public final class BuiltinRedFlags {
                     if (b64) {
                         if (start < 0) {
                             start = i;
-                            allHex = true;
-                            upper = false;
-                            slashes = 0;
-                        }
-                        allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-                        upper |= c >= 'A' && c <= 'Z';
-                        if (c == '/') {
-                            slashes++;
                         }
                         continue;
                     }
-                    // base64 of a command line has capitals (its 6-bit groups spread over the alphabet); a
-                    // run without any, or one that is mostly slashes (a path), is not decoded
-                    if (start >= 0 && i - start >= 16 && (allHex || (upper && slashes * 8 < i - start))) {
-                        String run = text.subSequence(start, i).toString();
-                        String decoded = allHex && run.length() % 2 == 0
-                                ? printable(HexFormat.of().parseHex(run)) : decodeBase64(run);
-                        if (decoded != null && shell.matcher(decoded).find()) {
-                            out.add(cut(run));
-                        }
+                    if (start >= 0 && i - start >= 16) {
+                        hits.run(start, i);
                     }
                     start = -1;
+                }
+                return findAt(text, hits);
+            }
+
+            @Override
+            public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                List<String> out = new ArrayList<>();
+                int n = text.length();
+                Matcher p = plain.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+                Matcher d = null;
+                java.util.BitSet starts = null;
+                for (int h = 0; h < hits.literalCount; h++) {
+                    int at = hits.literals[2 * h];
+                    p.region(at, Math.min(n, at + 260));
+                    if (p.lookingAt()) {
+                        out.add(cut(p.group()));
+                    }
+                    if (hits.literals[2 * h + 1] != 4) {
+                        // base64 (or any position, in the fallback): the decode inside sh -c "$(…)"
+                        if (d == null) {
+                            d = decodeInShell.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+                            starts = new java.util.BitSet();
+                        }
+                        d.region(Math.max(0, at - 260), Math.min(n, at + 20));
+                        while (d.find()) {
+                            if (d.end() > at && !starts.get(d.start())) {
+                                starts.set(d.start());
+                                out.add(cut(d.group()));
+                            }
+                        }
+                    }
+                }
+                for (int r = 0; r < hits.runCount; r++) {
+                    String run = shellRun(shell, text, hits.runs[2 * r], hits.runs[2 * r + 1]);
+                    if (run != null) {
+                        out.add(run);
+                    }
                 }
                 return out;
             }
         };
+    }
+
+    /**
+     * The run {@code text[start, end)} of the base64 alphabet (16 or more characters) when it decodes to
+     * a shell command line, else null. Base64 of a command line has capitals (its 6-bit groups spread over
+     * the alphabet); a run without any, or one that is mostly slashes (a path), is not decoded; a run of
+     * hex digits is decoded as hex when its length is even.
+     */
+    private static String shellRun(Pattern shell, CharSequence text, int start, int end) {
+        boolean allHex = true;
+        boolean upper = false;
+        int slashes = 0;
+        for (int i = start; i < end; i++) {
+            char c = text.charAt(i);
+            allHex &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+            upper |= c >= 'A' && c <= 'Z';
+            if (c == '/') {
+                slashes++;
+            }
+        }
+        if (!(allHex || (upper && slashes * 8 < end - start))) {
+            return null;
+        }
+        String run = text.subSequence(start, end).toString();
+        String decoded = allHex && run.length() % 2 == 0 ? printable(HexFormat.of().parseHex(run)) : decodeBase64(run);
+        return decoded != null && shell.matcher(decoded).find() ? cut(run) : null;
     }
 
     /**
@@ -149,11 +219,11 @@ public final class BuiltinRedFlags {
      * about such code will trip it.
      */
     public static RedFlagDetector templateInjection() {
-        return regex("template_injection", Pattern.compile(
+        return anchoredRegex("template_injection", Pattern.compile(
                 "\\$\\{[^{}\\n]{0,200}?(?:[(.\\[|:]|__)[^{}\\n]{0,200}?\\}"
                         + "|\\{\\{[^{}\\n]{0,200}?(?:[(.\\[|:]|__)[^{}\\n]{0,200}?\\}\\}"
                         + "|<%=?[^%\\n]{0,200}?(?:[(.\\[|:]|__)[^%\\n]{0,200}?%>"),
-                Function.identity(), anyOf("${", "{{", "<%"));
+                Function.identity(), 0, 420, "${", "{{", "<%");
     }
 
     /**
@@ -207,7 +277,7 @@ public final class BuiltinRedFlags {
     public static RedFlagDetector custom(String id, Pattern pattern, List<String> keywords) {
         List<String> lower = keywords.stream().map(k -> k.toLowerCase(Locale.ROOT)).toList();
         RedFlagDetector inner = regex(id, pattern);
-        return new RedFlagDetector() {
+        return new GatedDetector(lower.toArray(String[]::new)) {
             @Override
             public String id() {
                 return id;
@@ -216,6 +286,11 @@ public final class BuiltinRedFlags {
             @Override
             public List<String> find(CharSequence text) {
                 return find(text, text.toString().toLowerCase(Locale.ROOT));
+            }
+
+            @Override
+            public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                return inner.find(text);
             }
 
             @Override
@@ -247,21 +322,35 @@ public final class BuiltinRedFlags {
             }
             return out;
         }
-        List<String> out = null;
-        java.util.BitSet starts = null;
-        Matcher m = pattern.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
-        int scannedTo = 0;
         java.util.TreeMap<Integer, Integer> hits = new java.util.TreeMap<>();
         for (String l : literals) {
             for (int at = lower.indexOf(l); at >= 0; at = lower.indexOf(l, at + 1)) {
                 hits.merge(at, l.length(), Math::max);
             }
         }
+        Gated.Hits h = new Gated.Hits();
         for (Map.Entry<Integer, Integer> hit : hits.entrySet()) {
-            int from = Math.max(Math.max(0, hit.getKey() - before), scannedTo);
-            int to = Math.min(text.length(), hit.getKey() + hit.getValue() + after);
+            h.literal(hit.getKey(), hit.getValue());
+        }
+        return anchoredAt(pattern, text, h, before, after, normalise);
+    }
+
+    /** The core of {@link #anchored}: {@code hits.literals} in ascending order of position. */
+    static List<String> anchoredAt(Pattern pattern, CharSequence text, Gated.Hits hits, int before, int after,
+                                   Function<String, String> normalise) {
+        List<String> out = null;
+        java.util.BitSet starts = null;
+        Matcher m = null;
+        int scannedTo = 0;
+        for (int i = 0; i < hits.literalCount; i++) {
+            int at = hits.literals[2 * i];
+            int from = Math.max(Math.max(0, at - before), scannedTo);
+            int to = Math.min(text.length(), at + hits.literals[2 * i + 1] + after);
             if (from >= to) {
                 continue;
+            }
+            if (m == null) {
+                m = pattern.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
             }
             m.region(from, to);
             while (m.find()) {
@@ -281,43 +370,66 @@ public final class BuiltinRedFlags {
 
     private static RedFlagDetector anchoredRegex(String id, Pattern pattern, Function<String, String> normalise,
                                                  int before, int after, String... literals) {
-        return new RedFlagDetector() {
+        return anchoredRegex(id, null, pattern, normalise, before, after, literals);
+    }
+
+    /**
+     * As above; {@code at} (null for none) must match at a literal ({@code lookingAt}) for the region
+     * around it to be searched: for a pattern each of whose matches holds a match of {@code at} starting at
+     * one of the literals, it only skips regions that cannot match.
+     */
+    private static RedFlagDetector anchoredRegex(String id, Pattern at, Pattern pattern,
+                                                 Function<String, String> normalise, int before, int after,
+                                                 String... literals) {
+        return new GatedDetector(literals) {
             @Override
             public String id() {
                 return id;
             }
 
             @Override
-            public List<String> find(CharSequence text) {
-                return find(text, text.toString().toLowerCase(Locale.ROOT));
+            public List<String> find(CharSequence text, String lower) {
+                return at == null ? anchored(pattern, text, lower, literals, before, after, normalise)
+                        : find(text);
             }
 
             @Override
-            public List<String> find(CharSequence text, String lower) {
-                return anchored(pattern, text, lower, literals, before, after, normalise);
-            }
-        };
-    }
-
-    private static java.util.function.Predicate<String> anyOf(String... literals) {
-        return lower -> {
-            for (String l : literals) {
-                if (lower.contains(l)) {
-                    return true;
+            public List<String> find(CharSequence text) {
+                String lower = text.toString().toLowerCase(Locale.ROOT);
+                if (at == null || lower.length() != text.length()) {
+                    return anchored(pattern, text, lower, literals, before, after, normalise);
                 }
+                java.util.TreeMap<Integer, Integer> hits = new java.util.TreeMap<>();
+                for (String l : literals) {
+                    for (int i = lower.indexOf(l); i >= 0; i = lower.indexOf(l, i + 1)) {
+                        hits.merge(i, l.length(), Math::max);
+                    }
+                }
+                Gated.Hits h = new Gated.Hits();
+                hits.forEach(h::literal);
+                return findAt(text, h);
             }
-            return false;
-        };
-    }
 
-    private static java.util.function.Predicate<String> internalPrefilter(List<String> internalDomains) {
-        List<String> literals = new ArrayList<>(List.of("10.", "172.", "192.168.", ".internal", ".corp", ".lan",
-                ".intranet", ".local"));
-        for (String d : internalDomains) {
-            literals.add("." + d.toLowerCase(Locale.ROOT));
-        }
-        String[] all = literals.toArray(String[]::new);
-        return anyOf(all);
+            @Override
+            public List<String> findAt(CharSequence text, Gated.Hits hits) {
+                if (at != null) {
+                    Matcher m = at.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+                    Gated.Hits confirmed = new Gated.Hits();
+                    for (int i = 0; i < hits.literalCount; i++) {
+                        int p = hits.literals[2 * i];
+                        m.region(p, text.length());
+                        if (m.lookingAt()) {
+                            confirmed.literal(p, hits.literals[2 * i + 1]);
+                        }
+                    }
+                    if (confirmed.literalCount == 0) {
+                        return List.of();
+                    }
+                    hits = confirmed;
+                }
+                return anchoredAt(pattern, text, hits, before, after, normalise);
+            }
+        };
     }
 
     private static RedFlagDetector regex(String id, Pattern pattern) {
@@ -389,6 +501,23 @@ public final class BuiltinRedFlags {
             }
         }
         return ok * 10 >= bytes.length * 9 ? new String(bytes, StandardCharsets.US_ASCII) : null;
+    }
+
+    /**
+     * A detector with a literal gate: {@link RedFlagScan} runs it only on batches holding one of its
+     * literals. A literal that is empty or not ASCII (a custom keyword) makes the gate always open.
+     */
+    abstract static class GatedDetector implements RedFlagDetector, Gated {
+        private final String[] literals;
+
+        GatedDetector(String[] literals) {
+            this.literals = literals.clone();
+        }
+
+        @Override
+        public String[] gateLiterals() {
+            return literals.clone();
+        }
     }
 
     /** For documentation and tests: every built-in detector without configured domains. */

@@ -30,8 +30,11 @@ public final class RedFlagScan {
     private final Set<String> collected = new LinkedHashSet<>();
     private final Set<String> flagged = new LinkedHashSet<>();
     private final String separator;
-    private String carry = "";
-    private final StringBuilder pending = new StringBuilder();
+    /** The carry (the last {@value #CARRY} characters scanned) followed by what is pending. */
+    private final StringBuilder buf = new StringBuilder();
+    private int carried;
+    private final LiteralGate gate;
+    private final boolean gated;
 
     /**
      * @param rules the rules that run on this body
@@ -47,6 +50,19 @@ public final class RedFlagScan {
         this.referenceCollector = referenceCollector;
         this.requestReferences = Set.copyOf(requestReferences);
         this.separator = separator;
+        this.gated = true;
+        this.gate = new LiteralGate(this.rules, referenceCollector);
+    }
+
+    /** For tests: {@code gated == false} runs every detector on every batch (the unfiltered reference). */
+    RedFlagScan(List<RedFlagRule> rules, RedFlagDetector referenceCollector, Set<String> requestReferences,
+                String separator, boolean gated) {
+        this.rules = List.copyOf(rules);
+        this.referenceCollector = referenceCollector;
+        this.requestReferences = Set.copyOf(requestReferences);
+        this.separator = separator;
+        this.gated = gated;
+        this.gate = new LiteralGate(this.rules, referenceCollector);
     }
 
     /** Answers whether this scan has anything to do. */
@@ -64,27 +80,29 @@ public final class RedFlagScan {
         if (piece == null || piece.isEmpty()) {
             return List.of();
         }
-        if (pending.length() > 0 || !carry.isEmpty()) {
-            pending.append(separator);
+        if (buf.length() > 0) {
+            buf.append(separator);
         }
-        pending.append(piece);
-        return pending.length() >= BATCH ? flush() : List.of();
+        buf.append(piece);
+        return buf.length() - carried >= BATCH ? flush() : List.of();
     }
 
     /** Scans what was gathered; returns the rules it flagged for the first time, empty when none. */
     public List<RedFlagRule> flush() {
-        if (pending.length() == 0) {
+        if (buf.length() == carried) {
             return List.of();
         }
-        String window = carry + pending;
-        String lower = window.toLowerCase(java.util.Locale.ROOT);
-        pending.setLength(0);
+        // one pass over the batch for every rule's literals; a rule whose gate stays shut cannot match,
+        // and one whose gate opened reads only the text around its literals
+        Gated.Hits[] open = gated ? gate.scan(buf) : null;
+        window = null;
         List<RedFlagRule> fresh = List.of();
-        for (RedFlagRule rule : rules) {
-            if (flagged.contains(rule.id())) {
+        for (int i = 0; i < rules.size(); i++) {
+            RedFlagRule rule = rules.get(i);
+            if (flagged.contains(rule.id()) || (open != null && open[i] == null)) {
                 continue;
             }
-            if (matches(rule, window, lower)) {
+            if (matches(rule, find(rule.detector(), open == null ? null : open[i]))) {
                 flagged.add(rule.id());
                 if (fresh.isEmpty()) {
                     fresh = new ArrayList<>();
@@ -92,19 +110,39 @@ public final class RedFlagScan {
                 fresh.add(rule);
             }
         }
-        if (referenceCollector != null && collected.size() < MAX_REFERENCES) {
-            for (String ref : referenceCollector.find(window, lower)) {
+        if (referenceCollector != null && collected.size() < MAX_REFERENCES
+                && (open == null || open[rules.size()] != null)) {
+            for (String ref : find(referenceCollector, open == null ? null : open[rules.size()])) {
                 if (collected.size() < MAX_REFERENCES) {
                     collected.add(ref);
                 }
             }
         }
-        carry = window.length() > CARRY ? window.substring(window.length() - CARRY) : window;
+        window = null;
+        lower = null;
+        if (buf.length() > CARRY) {
+            buf.delete(0, buf.length() - CARRY);
+        }
+        carried = buf.length();
         return fresh;
     }
 
-    private boolean matches(RedFlagRule rule, String window, String lower) {
-        List<String> found = rule.detector().find(window, lower);
+    /** The batch as a String and lowercased, made only for a detector without a gate (within one flush). */
+    private String window;
+    private String lower;
+
+    private List<String> find(RedFlagDetector detector, Gated.Hits hits) {
+        if (hits != null && hits != LiteralGate.ALWAYS && detector instanceof Gated g) {
+            return g.findAt(buf, hits);
+        }
+        if (window == null) {
+            window = buf.toString();
+            lower = window.toLowerCase(java.util.Locale.ROOT);
+        }
+        return detector.find(window, lower);
+    }
+
+    private boolean matches(RedFlagRule rule, List<String> found) {
         if (found.isEmpty()) {
             return false;
         }
