@@ -319,8 +319,17 @@ class H2InterceptionTest {
 
     /** Opens a CONNECT tunnel through {@code sluice} to {@value #HOST}:{@code port}; the 200 is read. */
     static Socket connectTunnel(SluiceFixture sluice, int port) throws IOException {
+        return connectTunnel(sluice, port, 0);
+    }
+
+    /** As {@link #connectTunnel(SluiceFixture, int)}, with SO_RCVBUF {@code receiveBuffer} bytes (0: default). */
+    static Socket connectTunnel(SluiceFixture sluice, int port, int receiveBuffer) throws IOException {
         String target = HOST + ":" + port;
-        Socket socket = new Socket("127.0.0.1", sluice.port());
+        Socket socket = new Socket();
+        if (receiveBuffer > 0) {
+            socket.setReceiveBufferSize(receiveBuffer);
+        }
+        socket.connect(new java.net.InetSocketAddress("127.0.0.1", sluice.port()), 10_000);
         socket.setSoTimeout(10_000);
         socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));

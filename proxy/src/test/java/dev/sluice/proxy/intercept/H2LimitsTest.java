@@ -314,6 +314,86 @@ class H2LimitsTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> !records(pathStarting("/ok/hold/empty")).isEmpty());
         List<JsonNode> stream = records(pathStarting("/ok/hold/empty"));
         assertThat(stream).hasSize(1);
-        assertThat(stream.get(0).path("error").asText()).isNotEmpty();
+        assertThat(stream.get(0).path("error").asText()).isEqualTo("downstream closed before the request body ended");
+        assertThat(stream.get(0).path("decision").asText()).isEqualTo("allow");
+    }
+
+    @Test
+    void aPingFloodThatReadsNoAnswerEndsTheConnectionOnceTheControlFrameQueueIsFull() throws Exception {
+        byte[] pings = new byte[17 * 4096];
+        for (int i = 0; i < 4096; i++) {
+            System.arraycopy(frame(0x6, 0, 0, new byte[8]), 0, pings, 17 * i, 17);
+        }
+        long written = 0;
+        long start = System.nanoTime();
+        String seen;
+        // A small receive window on the client keeps the kernel from buffering megabytes of answers.
+        try (Socket tunnel = connectTunnel(sluice, port(), 4096); SSLSocket tls = h2Over(sluice, tunnel, port())) {
+            OutputStream out = tls.getOutputStream();
+            DataInputStream in = new DataInputStream(tls.getInputStream());
+            handshake(out, in);
+            try {
+                // Never read: the PING answers fill the socket buffers, then Netty's queue.
+                while (written < 20_000_000L && (System.nanoTime() - start) < TimeUnit.SECONDS.toNanos(90)) {
+                    out.write(pings);
+                    written += 4096;
+                }
+                seen = "no end after " + written + " PINGs";
+            } catch (SocketException closedWhileWriting) {
+                seen = "write failed: " + closedWhileWriting.getMessage();
+            }
+            try {
+                Frame goAway = untilGoAwayOrEnd(in);
+                seen += goAway == null ? "; read: end of stream" : "; read: GOAWAY " + goAway.errorCode();
+            } catch (SocketException reset) {
+                seen += "; read failed: " + reset.getMessage();
+            }
+        }
+        System.out.println("PING flood: " + written + " PINGs written in "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms; client saw: " + seen);
+        // The GOAWAY is queued behind the answers the client never read: what it sees is its writes
+        // failing once Sluice force-closes the connection (SslHandler's close_notify flush timeout).
+        assertThat(seen).startsWith("write failed");
+        JsonNode tunnel = tunnelRecord();
+        assertThat(tunnel.path("error").asText()).startsWith("h2 connection error ENHANCE_YOUR_CALM (GOAWAY)")
+                .contains("Maximum number 10000 of outstanding control frames reached")
+                .containsOnlyOnce("h2 connection error");
+    }
+
+    @Test
+    void aClientFinWithStreamsOpenClosesTheConnectionAndEachCutStreamWritesItsRecordWithAnError()
+            throws Exception {
+        List<Frame> after = new ArrayList<>();
+        try (Socket tunnel = connectTunnel(sluice, port()); SSLSocket tls = h2Over(sluice, tunnel, port())) {
+            OutputStream out = tls.getOutputStream();
+            DataInputStream in = new DataInputStream(tls.getInputStream());
+            handshake(out, in);
+            for (int i = 0; i < 3; i++) {
+                out.write(frame(0x1, 0x5, 1 + 2 * i, requestBlock(false, "/ok/hold/fin-" + i)));
+            }
+            out.flush();
+            await().atMost(Duration.ofSeconds(10)).until(() -> held.size() == 3);
+            tunnel.shutdownOutput(); // TCP FIN under the TLS (no close_notify), as a client that exits
+            try {
+                while (true) {
+                    after.add(read(in));
+                }
+            } catch (EOFException | SocketException end) {
+                // the connection ended
+            }
+        }
+        System.out.println("after FIN the client read: " + after.stream()
+                .map(f -> "type " + f.type() + " stream " + f.stream()).toList());
+        assertThat(after).as("no answer for a cut stream").noneMatch(f -> f.type() == 0x1 || f.type() == 0x0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> records(pathStarting("/ok/hold/fin-")).size() == 3);
+        assertThat(records(pathStarting("/ok/hold/fin-"))).allSatisfy(r -> {
+            assertThat(r.path("error").asText()).contains("downstream closed before the exchange ended");
+            assertThat(r.path("decision").asText()).isEqualTo("allow");
+        });
+        JsonNode tunnel = tunnelRecord();
+        assertThat(tunnel.path("error").asText("")).doesNotContain("h2 connection error");
+        release.countDown();
+        // No record more after the held answers come (and find their connections gone).
+        assertThat(records(pathStarting("/ok/hold/fin-"))).hasSize(3);
     }
 }
