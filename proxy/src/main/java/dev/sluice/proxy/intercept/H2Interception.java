@@ -188,13 +188,7 @@ final class H2Interception {
         @Override
         protected void onConnectionError(ChannelHandlerContext ctx, boolean outbound, Throwable cause,
                                          Http2Exception http2Ex) {
-            if (outbound && connection().goAwaySent()) {
-                // A write failing on a connection this side is already closing (a stream's RST_STREAM
-                // after the client's FIN, the idle timeout or the shutdown deadline closed the TLS
-                // session): not the client's error, so not a line in the tunnel's record.
-                log.debug("h2 connection {}: write after GOAWAY failed: {}", ctx.channel().remoteAddress(),
-                        String.valueOf(cause));
-            } else if (!reported) {
+            if (!reported) {
                 reported = true;
                 String code = http2Ex == null ? "INTERNAL_ERROR" : http2Ex.error().name();
                 String message = cause == null || cause.getMessage() == null ? "" : cause.getMessage();
