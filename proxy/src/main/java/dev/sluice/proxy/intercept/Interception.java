@@ -119,7 +119,9 @@ public final class Interception {
                 context.credentials() == null ? null : new CredentialPhase(context.credentials(), true), forwarder);
         addMonitoring(context, p);
         java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean h2Chosen = new java.util.concurrent.atomic.AtomicBoolean();
         gate.h2 = () -> {
+            h2Chosen.set(true);
             for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
                     HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.FORWARD, LlmPhase.NAME,
                     RedFlagPhase.NAME)) {
@@ -165,7 +167,17 @@ public final class Interception {
         // the first stream's forwarder.
         gate.http1 = () -> forwarder.adopt(upstream, counter, target, policy);
         downstream.closeFuture().addListener(f -> {
-            upstream.close();
+            if (h2Chosen.get()) {
+                // With h2 the first stream's forwarder owns that connection (it closes it, or the pool
+                // does, when the stream ends): closing it here would race the stream's own end and make
+                // a stream cut by the client look like an upstream failure (502 upstream_connect_failed).
+                Channel unused = spare.getAndSet(null);
+                if (unused != null) {
+                    unused.close();
+                }
+            } else {
+                upstream.close();
+            }
             tunnelAudit.emit();
         });
         for (ByteBuf buf : early) {

@@ -51,7 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class H2InterceptionTest {
 
-    private static final String HOST = "api.llm.test";
+    static final String HOST = "api.llm.test";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
@@ -314,8 +314,22 @@ class H2InterceptionTest {
     }
 
     private Socket connectTunnel() throws IOException {
-        String target = HOST + ":" + origin.httpsPort();
-        Socket socket = new Socket("127.0.0.1", sluice.port());
+        return connectTunnel(sluice, origin.httpsPort());
+    }
+
+    /** Opens a CONNECT tunnel through {@code sluice} to {@value #HOST}:{@code port}; the 200 is read. */
+    static Socket connectTunnel(SluiceFixture sluice, int port) throws IOException {
+        return connectTunnel(sluice, port, 0);
+    }
+
+    /** As {@link #connectTunnel(SluiceFixture, int)}, with SO_RCVBUF {@code receiveBuffer} bytes (0: default). */
+    static Socket connectTunnel(SluiceFixture sluice, int port, int receiveBuffer) throws IOException {
+        String target = HOST + ":" + port;
+        Socket socket = new Socket();
+        if (receiveBuffer > 0) {
+            socket.setReceiveBufferSize(receiveBuffer);
+        }
+        socket.connect(new java.net.InetSocketAddress("127.0.0.1", sluice.port()), 10_000);
         socket.setSoTimeout(10_000);
         socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
@@ -329,8 +343,13 @@ class H2InterceptionTest {
     }
 
     private SSLSocket h2Over(Socket tunnel) throws Exception {
+        return h2Over(sluice, tunnel, origin.httpsPort());
+    }
+
+    /** TLS over a tunnel to Sluice's interception, ALPN {@code h2} only (asserted chosen). */
+    static SSLSocket h2Over(SluiceFixture sluice, Socket tunnel, int port) throws Exception {
         SSLSocket tls = (SSLSocket) TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")).getSocketFactory()
-                .createSocket(tunnel, HOST, origin.httpsPort(), true);
+                .createSocket(tunnel, HOST, port, true);
         SSLParameters params = tls.getSSLParameters();
         params.setApplicationProtocols(new String[] {"h2"});
         tls.setSSLParameters(params);
@@ -340,7 +359,7 @@ class H2InterceptionTest {
     }
 
     /** An HTTP/2 frame (RFC 9113 section 4.1). */
-    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
+    static byte[] frame(int type, int flags, int stream, byte[] payload) {
         ByteBuffer b = ByteBuffer.allocate(9 + payload.length);
         b.put((byte) (payload.length >>> 16)).put((byte) (payload.length >>> 8)).put((byte) payload.length);
         b.put((byte) type).put((byte) flags).putInt(stream).put(payload);
@@ -348,7 +367,7 @@ class H2InterceptionTest {
     }
 
     /** Reads frames until a GOAWAY; returns its error code. */
-    private static long readUntilGoAway(DataInputStream in) throws IOException {
+    static long readUntilGoAway(DataInputStream in) throws IOException {
         while (true) {
             int length;
             try {
