@@ -84,11 +84,15 @@ podman_ build --quiet --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
 log "built $image: $(podman_ image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}'), user $(podman_ image inspect -f '{{.Config.User}}' "$image"), exposes $(podman_ image inspect -f '{{range $p, $v := .Config.ExposedPorts}}{{$p}} {{end}}' "$image")"
 
 # 4. Run it: read-only, uid 10001, data volume, noexec /tmp, loopback ports only.
+# Below the kernel's ephemeral range (ip_local_port_range, 32768+ by default), and unused by any socket, not
+# only listening ones: a port picked inside the range was once taken by an outgoing connection's local
+# port between the pick and the container's bind ("address already in use").
 free_port() {
-  local p
+  local p low
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   while :; do
-    p=$(( 20000 + RANDOM % 40000 ))
-    [ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return; }
+    p=$(( 20000 + RANDOM % (low - 20000) ))
+    [ -n "$(ss -Htan "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return; }
   done
 }
 proxy_port=$(free_port); admin_port=$(free_port); transparent_port=$(free_port); origin_port=$(free_port)
