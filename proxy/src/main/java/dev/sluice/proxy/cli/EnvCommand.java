@@ -115,6 +115,14 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
         }
         java.util.List<String> granted = policy.extension(extension).get().credentials();
         if (!granted.isEmpty()) {
+            Path keyFile = common.dataDir.resolve(dev.sluice.proxy.credential.PlaceholderKey.FILE_NAME);
+            if (!Files.exists(keyFile)) {
+                err().println("sluice: warning: no credential placeholder key in " + common.dataDir.toAbsolutePath()
+                        + " yet; created " + keyFile.toAbsolutePath() + ". Placeholders derive from the key in the "
+                        + "running Sluice's own --data-dir: these match it only if `sluice run` uses this data dir "
+                        + "(give `sluice env` the same --data-dir or SLUICE_DATA_DIR), else they are refused as "
+                        + "credential_host_mismatch.");
+            }
             dev.sluice.rules.credential.Placeholders placeholders =
                     dev.sluice.proxy.credential.PlaceholderKey.loadOrCreate(common.dataDir);
             out.println("# Credentials: placeholders Sluice swaps for the real values on the hosts they belong to");

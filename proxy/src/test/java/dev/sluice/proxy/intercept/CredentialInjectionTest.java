@@ -175,6 +175,25 @@ class CredentialInjectionTest {
                 .doesNotContain(REAL).doesNotContain("GIT=");
     }
 
+    /** With another data dir than the running Sluice's, the placeholders would not match: say so on stderr. */
+    @Test
+    void sluiceEnvWarnsWhenItsDataDirHasNoPlaceholderKeyYet(@org.junit.jupiter.api.io.TempDir Path other) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        int code = dev.sluice.proxy.cli.SluiceCli.execute(new java.io.PrintWriter(out), new java.io.PrintWriter(err),
+                "env", "--extension", "other", "--policy", sluice.dataDir().resolve("policy.yaml").toString(),
+                "--data-dir", other.resolve("data").toString());
+        assertThat(code).isZero();
+        assertThat(err.toString()).contains("no credential placeholder key in").contains("--data-dir");
+        assertThat(out.toString()).doesNotContain(placeholders.placeholder("other", "llm"));
+
+        java.io.StringWriter again = new java.io.StringWriter();
+        dev.sluice.proxy.cli.SluiceCli.execute(new java.io.PrintWriter(new java.io.StringWriter()),
+                new java.io.PrintWriter(again), "env", "--extension", "other", "--policy",
+                sluice.dataDir().resolve("policy.yaml").toString(), "--data-dir", sluice.dataDir().toString());
+        assertThat(again.toString()).doesNotContain("no credential placeholder key");
+    }
+
     @Test
     void bearerApiKeyAndQueryReachTheOriginAsTheRealValue() {
         String ph = placeholders.placeholder("agent", "llm");
