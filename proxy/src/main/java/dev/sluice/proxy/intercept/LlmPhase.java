@@ -13,7 +13,6 @@ import dev.sluice.rules.llm.UsageScanner;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Limits;
 import dev.sluice.rules.redact.BodyDecoding;
-import dev.sluice.rules.redact.BodyTooLargeException;
 import dev.sluice.rules.redact.UnsupportedContentEncodingException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -78,8 +77,7 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
         private final String host;
         private final long maxDecodedBytes;
         private UsageScanner scanner;
-        private BodyDecoding.Decoder decoder;
-        private byte[] scratch;
+        private DecodedFeed body;
 
         UsageRead(ProxyContext context, String extension, String host, long maxDecodedBytes) {
             this.context = context;
@@ -95,8 +93,8 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
                 return;
             }
             try {
-                decoder = BodyDecoding.decoder(BodyDecoding.parse(head.headers().get(HttpHeaderNames.CONTENT_ENCODING)),
-                        maxDecodedBytes);
+                body = new DecodedFeed(BodyDecoding.decoder(BodyDecoding.parse(
+                        head.headers().get(HttpHeaderNames.CONTENT_ENCODING)), maxDecodedBytes), scanner::feed);
             } catch (UnsupportedContentEncodingException e) {
                 scanner = null;
             }
@@ -107,41 +105,15 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
             if (scanner == null) {
                 return;
             }
-            if (decoder != null && content.isReadable()) {
-                int n = content.readableBytes();
-                byte[] in;
-                int off;
-                if (content.hasArray()) {
-                    in = content.array();
-                    off = content.arrayOffset() + content.readerIndex();
-                } else {
-                    if (scratch == null || scratch.length < n) {
-                        scratch = new byte[Math.max(n, 8192)];
-                    }
-                    content.getBytes(content.readerIndex(), scratch, 0, n);
-                    in = scratch;
-                    off = 0;
-                }
-                try {
-                    decoder.feed(in, off, n, scanner::feed);
-                } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
-                    decoder = null; // read no further; what was read stays
-                }
-            }
+            body.feed(content);
             if (!last) {
                 return;
             }
-            if (decoder != null) {
-                try {
-                    decoder.finish(scanner::feed);
-                } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
-                    // what was read stays
-                }
-            }
+            body.finish();
             scanner.finish();
             report(audit);
             scanner = null;
-            decoder = null;
+            body = null;
         }
 
         private void report(AuditEvent audit) {

@@ -11,7 +11,6 @@ import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.llm.UsageScanner;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.redact.BodyDecoding;
-import dev.sluice.rules.redact.BodyTooLargeException;
 import dev.sluice.rules.redact.UnsupportedContentEncodingException;
 import dev.sluice.rules.redflag.RedFlagAction;
 import dev.sluice.rules.redflag.RedFlagDetector;
@@ -207,14 +206,13 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
     private static final class BodyRead {
         private final UsageScanner reader;
         private RedFlagScan scan;
-        private BodyDecoding.Decoder decoder;
-        private byte[] scratch;
+        private final DecodedFeed body;
         java.util.function.Consumer<RedFlagRule> sink;
         RedFlagRule blocking;
 
         private BodyRead(UsageScanner reader, BodyDecoding.Decoder decoder) {
             this.reader = reader;
-            this.decoder = decoder;
+            this.body = new DecodedFeed(decoder, reader::feed);
         }
 
         /**
@@ -256,35 +254,9 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         }
 
         void feed(ByteBuf content, boolean last) {
-            if (decoder != null && content.isReadable()) {
-                int n = content.readableBytes();
-                byte[] in;
-                int off;
-                if (content.hasArray()) {
-                    in = content.array();
-                    off = content.arrayOffset() + content.readerIndex();
-                } else {
-                    if (scratch == null || scratch.length < n) {
-                        scratch = new byte[Math.max(n, 8192)];
-                    }
-                    content.getBytes(content.readerIndex(), scratch, 0, n);
-                    in = scratch;
-                    off = 0;
-                }
-                try {
-                    decoder.feed(in, off, n, reader::feed);
-                } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
-                    decoder = null; // read no further
-                }
-            }
+            body.feed(content);
             if (last) {
-                if (decoder != null) {
-                    try {
-                        decoder.finish(reader::feed);
-                    } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException e) {
-                        // what was read stays
-                    }
-                }
+                body.finish();
                 reader.finish();
             }
             // what this chunk gathered is scanned now, so that a match is acted on at this chunk
