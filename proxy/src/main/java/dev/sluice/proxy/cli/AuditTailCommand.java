@@ -32,7 +32,10 @@ import picocli.CommandLine.Option;
 final class AuditTailCommand extends CliCommand implements Callable<Integer> {
 
     static final long FOLLOW_POLL_MILLIS = 500;
-    private static final String ROW = "%-24s  %-16s  %-10s  %-22s  %-7s  %-40s  %6s  %10s  %10s";
+    /** The REASON column is as wide as the longest reason label, so no reason pushes the columns after it. */
+    private static final int REASON_WIDTH = java.util.Arrays.stream(dev.sluice.rules.decision.Reason.values())
+            .mapToInt(reason -> reason.label().length()).max().orElse(22);
+    private static final String ROW = "%-24s  %-16s  %-10s  %-" + REASON_WIDTH + "s  %-7s  %-40s  %6s  %10s  %10s";
 
 
     @Mixin

@@ -93,6 +93,11 @@ final class EnvCommand extends CliCommand implements Callable<Integer> {
         String credentials = extension.equals("default") && token == null ? ""
                 : extension + ":" + (token == null ? "<token>" : token) + "@";
         String proxy = "http://" + credentials + host + ":" + listen.getPort();
+        if (token == null && !extension.equals("default")) {
+            err().println("sluice: warning: no --token given; the proxy URLs below carry the literal placeholder "
+                    + "<token>, which Sluice answers with 407 unknown_extension. Replace it with the extension's "
+                    + "token (`sluice token` makes one), or pass --token.");
+        }
         if (!caExisted) {
             err().println("sluice: warning: no CA in " + common.dataDir.toAbsolutePath() + " yet; created "
                     + caFile + ". A running Sluice uses the CA in its own --data-dir: give `sluice env` the same "

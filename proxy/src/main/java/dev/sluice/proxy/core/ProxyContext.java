@@ -53,6 +53,7 @@ public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink a
     public dev.sluice.proxy.metrics.TrafficMeter traffic(dev.sluice.rules.policy.Policy policy,
                                                          dev.sluice.rules.policy.Extension extension,
                                                          dev.sluice.rules.decision.Decision decision) {
-        return metrics.traffic(policy, extension, decision).withBudget(budgets.account(extension.name()));
+        return metrics.traffic(policy, extension, decision).withBudget(budgets.account(extension.name(),
+                policy.limits().egressBudgetWindow()));
     }
 }

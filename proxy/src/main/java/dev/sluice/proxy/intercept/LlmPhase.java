@@ -62,7 +62,7 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
         }
         ctx.fireChannelRead(request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
                 new UsageRead(context, extension, request.target().target().host(),
-                        limits.maxInspectedBodyBytes()))));
+                        limits.maxInspectedBodyBytes(), limits.tokenBudgetWindow()))));
     }
 
     private static String extension(AuditEvent audit) {
@@ -76,11 +76,14 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
         private final String extension;
         private final String host;
         private final long maxDecodedBytes;
+        private final java.time.Duration tokenWindow;
         private UsageScanner scanner;
         private DecodedFeed body;
 
-        UsageRead(ProxyContext context, String extension, String host, long maxDecodedBytes) {
+        UsageRead(ProxyContext context, String extension, String host, long maxDecodedBytes,
+                  java.time.Duration tokenWindow) {
             this.context = context;
+            this.tokenWindow = tokenWindow;
             this.extension = extension;
             this.host = host;
             this.maxDecodedBytes = maxDecodedBytes;
@@ -128,7 +131,7 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
             audit.addLlmUsage(in, out);
             context.metrics().llmTokens(extension, host, in, out);
             if (in + out > 0) {
-                context.budgets().tokenAccount(extension).add(in + out);
+                context.budgets().tokenAccount(extension, tokenWindow).add(in + out);
             }
         }
     }

@@ -33,6 +33,17 @@ public final class EgressBudgets {
     }
 
     /**
+     * Returns the account of {@code extension} counting in windows of {@code window} (the policy's
+     * {@code limits.egress_budget_window}, set whether or not a budget is configured), so that bytes
+     * counted before a reload adds a budget still count in the window they fell in.
+     */
+    public Account account(String extension, Duration window) {
+        Account account = account(extension);
+        account.window(window);
+        return account;
+    }
+
+    /**
      * Answers whether {@code extension} has used {@code budgetBytes} or more in the current window of
      * {@code window}; always false when {@code budgetBytes} is 0 (no budget).
      */
@@ -43,6 +54,17 @@ public final class EgressBudgets {
     /** Returns the LLM token account of {@code extension} ({@code limits.token_budget}), created on first use. */
     public Account tokenAccount(String extension) {
         return tokenAccounts.computeIfAbsent(extension, e -> new Account(clock));
+    }
+
+    /**
+     * Returns the LLM token account of {@code extension} counting in windows of {@code window} (the
+     * policy's {@code limits.token_budget.window}, set whether or not a budget is configured), so that
+     * tokens used before a reload adds a budget still count in the window they fell in.
+     */
+    public Account tokenAccount(String extension, Duration window) {
+        Account account = tokenAccount(extension);
+        account.window(window);
+        return account;
     }
 
     /**
@@ -58,7 +80,8 @@ public final class EgressBudgets {
         private final Clock clock;
         private final AtomicLong bytes = new AtomicLong();
         private volatile long windowStartMillis;
-        private volatile long windowMillis = 1;
+        /** The window's length; until a policy names one, the default window of both budgets (1h). */
+        private volatile long windowMillis = Duration.ofHours(1).toMillis();
 
         Account(Clock clock) {
             this.clock = clock;
@@ -72,9 +95,14 @@ public final class EgressBudgets {
 
         /** Returns the bytes used in the current window of {@code window}. */
         public long used(Duration window) {
-            windowMillis = Math.max(1, window.toMillis());
+            window(window);
             roll(windowMillis);
             return bytes.get();
+        }
+
+        /** Sets the window's length (from the policy; a reload may change it). */
+        void window(Duration window) {
+            windowMillis = Math.max(1, window.toMillis());
         }
 
         private void roll(long lengthMillis) {

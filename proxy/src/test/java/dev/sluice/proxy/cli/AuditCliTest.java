@@ -191,6 +191,25 @@ class AuditCliTest {
     }
 
     @Test
+    void theLongestReasonsKeepTheTableColumnsInPlace(@TempDir Path other) throws Exception {
+        try (AuditLog log = AuditLog.open(other.resolve("audit.jsonl"), 1 << 20, 2)) {
+            log.write(rec(recent, "agent", "deny", "credential_host_mismatch", "api.github.com", 443, 0, 0, null));
+            log.write(rec(recent, "agent", "deny", "interception_unavailable", "api.github.com", 443, 0, 0, null));
+            log.write(rec(recent, "agent", "deny", "self_loop", "api.github.com", 443, 0, 0, null));
+        }
+        Run table = sluice("audit", "tail", "--data-dir", other.toString());
+        assertThat(table.code()).as(table.err()).isZero();
+        List<String> rows = table.out().lines().toList();
+        assertThat(rows).hasSize(4);
+        int method = rows.get(0).indexOf("METHOD");
+        int destination = rows.get(0).indexOf("DESTINATION");
+        for (String row : rows.subList(1, rows.size())) {
+            assertThat(row.substring(method)).as(row).startsWith("CONNECT ");
+            assertThat(row.substring(destination)).as(row).startsWith("api.github.com:443 ");
+        }
+    }
+
+    @Test
     void verifyPassesOnTheCleanSetAndNamesAnEditedLine() throws Exception {
         Run ok = sluice("audit", "verify", "--data-dir", dir());
         assertThat(ok.code()).as(ok.out() + ok.err()).isZero();

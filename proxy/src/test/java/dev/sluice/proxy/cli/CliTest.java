@@ -166,4 +166,26 @@ class CliTest {
         assertThat(second.out()).isEqualTo(first.out());
         assertThat(sluice("ca", "show", "--data-dir", data.toString()).out()).contains("file:      " + data.resolve("ca.crt.pem"));
     }
+
+    @Test
+    void envWithoutATokenSaysThatItsProxyUrlsCarryTheTokenPlaceholder(@TempDir Path dir) throws Exception {
+        Path policy = dir.resolve("policy.yaml");
+        Files.writeString(policy, """
+                version: 1
+                extensions:
+                  github:
+                    auth: { token_sha256: "%s" }
+                """.formatted("ab".repeat(32)));
+        Path data = dir.resolve("data");
+        Run without = sluice("env", "--extension", "github", "--policy", policy.toString(), "--data-dir", data.toString());
+        assertThat(without.code()).as(without.err()).isZero();
+        assertThat(without.out()).contains("export http_proxy='http://github:<token>@127.0.0.1:3128'");
+        assertThat(without.err()).contains("warning: no --token given").contains("407 unknown_extension");
+
+        Run with = sluice("env", "--extension", "github", "--token", "t0k3n", "--policy", policy.toString(),
+                "--data-dir", data.toString());
+        assertThat(with.code()).as(with.err()).isZero();
+        assertThat(with.out()).contains("export http_proxy='http://github:t0k3n@127.0.0.1:3128'");
+        assertThat(with.err()).doesNotContain("--token");
+    }
 }

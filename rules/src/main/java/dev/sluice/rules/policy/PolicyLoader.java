@@ -1090,9 +1090,15 @@ public final class PolicyLoader {
             return names;
         }
 
+        /**
+         * Names declared under {@code credentials}, valid or not: a grant of a declared credential that has
+         * errors of its own is not reported again as undefined.
+         */
+        private final Set<String> declaredCredentials = new java.util.HashSet<>();
+
         void checkCredentialGrants(Map<String, Credential> credentials) {
             for (Object[] ref : credentialRefs) {
-                if (!credentials.containsKey((String) ref[1])) {
+                if (!credentials.containsKey((String) ref[1]) && !declaredCredentials.contains((String) ref[1])) {
                     error((Loc) ref[2], ref[0] + ": " + ref[1] + " is not defined (expected one of: "
                             + (credentials.isEmpty() ? "none defined under credentials"
                             : String.join(", ", credentials.keySet())) + ")");
@@ -1118,6 +1124,7 @@ public final class PolicyLoader {
                     error(e.keyLoc(), path + ": bad credential name (expected: " + NAME.pattern() + ")");
                     continue;
                 }
+                declaredCredentials.add(name);
                 MapNode c = map(e.value(), path);
                 if (c == null) {
                     continue;

@@ -108,4 +108,16 @@ class CredentialPolicyTest {
         assertThat(message).contains("p.yaml:4:19: extensions.agent.credentials[0]: openai is not defined")
                 .contains("extensions.agent.credentials[1]: openai listed twice");
     }
+
+    @Test
+    void aGrantOfADeclaredButBrokenCredentialGetsOnlyTheCredentialsOwnError() {
+        String message = errors(BASE + """
+                credentials:
+                  openai:
+                    source: {env: A}
+                    inject: {hosts: [api.openai.test], header: authorization}
+                """);
+        assertThat(message).contains("credentials.openai.inject.hosts[0]: api.openai.test is not under inspect")
+                .doesNotContain("openai is not defined");
+    }
 }
