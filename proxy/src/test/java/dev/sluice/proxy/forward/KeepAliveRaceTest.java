@@ -5,20 +5,17 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.testing.RawHttp;
+import dev.sluice.proxy.testing.HttpHeads;
+import dev.sluice.proxy.testing.RawOrigin;
 import dev.sluice.proxy.testing.SluiceFixture;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,28 +32,14 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class KeepAliveRaceTest {
 
-    private ServerSocket origin;
-    private ExecutorService threads;
+    private RawOrigin origin;
     private SluiceFixture sluice;
     /** Every request head the origin read, in order, as "METHOD PATH". */
     private final Queue<String> seen = new ConcurrentLinkedQueue<>();
 
     @BeforeAll
     void start() throws Exception {
-        origin = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        threads = Executors.newCachedThreadPool();
-        threads.submit(() -> {
-            while (!origin.isClosed()) {
-                Socket s;
-                try {
-                    s = origin.accept();
-                } catch (IOException e) {
-                    return null;
-                }
-                threads.submit(() -> serve(s));
-            }
-            return null;
-        });
+        origin = RawOrigin.start(this::serve);
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
@@ -70,7 +53,7 @@ class KeepAliveRaceTest {
                     race.test: 127.0.0.1
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(origin.getLocalPort()));
+                """.formatted(origin.port()));
     }
 
     @BeforeEach
@@ -85,7 +68,7 @@ class KeepAliveRaceTest {
     private Void serve(Socket s) throws IOException {
         try (s) {
             InputStream in = s.getInputStream();
-            String head = readHead(in);
+            String head = HttpHeads.readOrNull(in);
             if (head == null) {
                 return null;
             }
@@ -104,7 +87,7 @@ class KeepAliveRaceTest {
             s.getOutputStream().write(("HTTP/1.1 200 OK\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
                     .getBytes(StandardCharsets.ISO_8859_1));
             s.getOutputStream().flush();
-            String next = readHead(in);
+            String next = HttpHeads.readOrNull(in);
             if (next != null) {
                 String[] nextLine = next.split(" ");
                 seen.add(nextLine[0] + " " + nextLine[1] + " (dropped)");
@@ -123,19 +106,6 @@ class KeepAliveRaceTest {
         return 0;
     }
 
-    private static String readHead(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int last4 = 0;
-        while (last4 != 0x0d0a0d0a) {
-            int b = in.read();
-            if (b < 0) {
-                return null;
-            }
-            head.write(b);
-            last4 = (last4 << 8) | b;
-        }
-        return head.toString(StandardCharsets.ISO_8859_1);
-    }
 
     @AfterAll
     void stop() throws IOException {
@@ -143,11 +113,10 @@ class KeepAliveRaceTest {
             sluice.close();
         }
         origin.close();
-        threads.shutdownNow();
     }
 
     private String url(String path) {
-        return "http://race.test:" + origin.getLocalPort() + path;
+        return "http://race.test:" + origin.port() + path;
     }
 
     private List<JsonNode> awaitRecords(String path, int count) {

@@ -7,12 +7,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.testing.Curl;
 import dev.sluice.proxy.testing.Curl.CurlResult;
 import dev.sluice.proxy.testing.RawHttp;
+import dev.sluice.proxy.testing.HttpHeads;
+import dev.sluice.proxy.testing.RawOrigin;
 import dev.sluice.proxy.testing.SluiceFixture;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,8 +36,7 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MalformedResponseTest {
 
-    private ServerSocket origin;
-    private ExecutorService threads;
+    private RawOrigin origin;
     private SluiceFixture sluice;
     /** Per request path: counted down when the origin sees that connection closed by Sluice. */
     private final Map<String, CountDownLatch> closed = new ConcurrentHashMap<>();
@@ -55,20 +53,7 @@ class MalformedResponseTest {
 
     @BeforeAll
     void start() throws Exception {
-        origin = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        threads = Executors.newCachedThreadPool();
-        threads.submit(() -> {
-            while (!origin.isClosed()) {
-                Socket s;
-                try {
-                    s = origin.accept();
-                } catch (IOException e) {
-                    return null;
-                }
-                threads.submit(() -> serve(s));
-            }
-            return null;
-        });
+        origin = RawOrigin.start(this::serve);
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
@@ -82,7 +67,7 @@ class MalformedResponseTest {
                     odd.test: 127.0.0.1
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(origin.getLocalPort()));
+                """.formatted(origin.port()));
     }
 
     /** Answers each request head by its path, then waits for Sluice to close the connection. */
@@ -90,7 +75,7 @@ class MalformedResponseTest {
         try (s) {
             InputStream in = s.getInputStream();
             while (true) {
-                String head = readHead(in);
+                String head = HttpHeads.readOrNull(in);
                 if (head == null) {
                     return null;
                 }
@@ -108,19 +93,6 @@ class MalformedResponseTest {
         }
     }
 
-    private static String readHead(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int last4 = 0;
-        while (last4 != 0x0d0a0d0a) {
-            int b = in.read();
-            if (b < 0) {
-                return null;
-            }
-            head.write(b);
-            last4 = (last4 << 8) | b;
-        }
-        return head.toString(StandardCharsets.ISO_8859_1);
-    }
 
     @AfterAll
     void stop() throws IOException {
@@ -128,11 +100,10 @@ class MalformedResponseTest {
             sluice.close();
         }
         origin.close();
-        threads.shutdownNow();
     }
 
     private String url(String path) {
-        return "http://odd.test:" + origin.getLocalPort() + path;
+        return "http://odd.test:" + origin.port() + path;
     }
 
     private JsonNode awaitRecord(String path) {

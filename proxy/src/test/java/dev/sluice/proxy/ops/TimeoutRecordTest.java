@@ -4,17 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.proxy.testing.RawOrigin;
 import dev.sluice.proxy.testing.SluiceFixture;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,26 +23,12 @@ import org.junit.jupiter.api.Test;
  */
 class TimeoutRecordTest {
 
-    private static ServerSocket stallingOrigin;
-    private static ExecutorService threads;
+    private static RawOrigin stallingOrigin;
     private static SluiceFixture sluice;
 
     @BeforeAll
     static void start() throws Exception {
-        stallingOrigin = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        threads = Executors.newCachedThreadPool();
-        threads.submit(() -> {
-            while (!stallingOrigin.isClosed()) {
-                Socket s;
-                try {
-                    s = stallingOrigin.accept();
-                } catch (IOException e) {
-                    return null;
-                }
-                threads.submit(() -> stall(s));
-            }
-            return null;
-        });
+        stallingOrigin = RawOrigin.start(TimeoutRecordTest::stall);
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
@@ -62,7 +45,7 @@ class TimeoutRecordTest {
                   header_timeout: 500ms
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(stallingOrigin.getLocalPort()));
+                """.formatted(stallingOrigin.port()));
     }
 
     /**
@@ -95,14 +78,13 @@ class TimeoutRecordTest {
     static void stop() throws Exception {
         sluice.close();
         stallingOrigin.close();
-        threads.shutdownNow();
     }
 
     @Test
     void stalledRequestBodyIsRecordedAsIdleTimeout() throws Exception {
         try (Socket client = new Socket(sluice.address().getAddress(), sluice.port())) {
             client.setSoTimeout(10_000);
-            client.getOutputStream().write(("POST http://stall.test:" + stallingOrigin.getLocalPort()
+            client.getOutputStream().write(("POST http://stall.test:" + stallingOrigin.port()
                     + "/stall-request HTTP/1.1\r\nHost: stall.test\r\nContent-Length: 1000\r\n\r\nonly some")
                     .getBytes(StandardCharsets.US_ASCII));
             client.getOutputStream().flush();
@@ -116,7 +98,7 @@ class TimeoutRecordTest {
     void stalledResponseBodyIsRecordedAsIdleTimeout() throws Exception {
         try (Socket client = new Socket(sluice.address().getAddress(), sluice.port())) {
             client.setSoTimeout(10_000);
-            client.getOutputStream().write(("GET http://stall.test:" + stallingOrigin.getLocalPort()
+            client.getOutputStream().write(("GET http://stall.test:" + stallingOrigin.port()
                     + "/stall-response HTTP/1.1\r\nHost: stall.test\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             client.getOutputStream().flush();
             String seen = new String(client.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
@@ -131,7 +113,7 @@ class TimeoutRecordTest {
     void idleTunnelIsRecordedAsIdleTimeout() throws Exception {
         try (Socket client = new Socket(sluice.address().getAddress(), sluice.port())) {
             client.setSoTimeout(10_000);
-            String target = "stall.test:" + stallingOrigin.getLocalPort();
+            String target = "stall.test:" + stallingOrigin.port();
             client.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             String seen = new String(client.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.testing.Origins;
+import dev.sluice.proxy.testing.HttpHeads;
 import dev.sluice.proxy.testing.SluiceFixture;
 import dev.sluice.proxy.testing.TestTls;
 import java.io.ByteArrayOutputStream;
@@ -161,7 +162,7 @@ class SniFrontingTest {
             socket.getOutputStream().write(out.toByteArray());
             socket.getOutputStream().flush();
             InputStream in = socket.getInputStream();
-            assertThat(readHead(in)).startsWith("HTTP/1.1 200");
+            assertThat(HttpHeads.read(in)).startsWith("HTTP/1.1 200");
             assertThat(in.read()).as("tunnel closed").isEqualTo(-1);
         }
         JsonNode record = awaitRecord("tls.sni", "early-evil.test");
@@ -219,7 +220,7 @@ class SniFrontingTest {
             socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             InputStream in = socket.getInputStream();
-            assertThat(readHead(in)).startsWith("HTTP/1.1 200");
+            assertThat(HttpHeads.read(in)).startsWith("HTTP/1.1 200");
             socket.getOutputStream().write(clientHello(null));
             assertThat(in.read()).isEqualTo(-1);
         }
@@ -274,21 +275,10 @@ class SniFrontingTest {
         socket.setSoTimeout(10_000);
         socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
-        assertThat(readHead(socket.getInputStream())).startsWith("HTTP/1.1 200");
+        assertThat(HttpHeads.read(socket.getInputStream())).startsWith("HTTP/1.1 200");
         return socket;
     }
 
-    private static String readHead(InputStream in) throws IOException {
-        StringBuilder head = new StringBuilder();
-        while (!head.toString().endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                throw new IOException("closed before the answer's head ended: " + head);
-            }
-            head.append((char) b);
-        }
-        return head.toString();
-    }
 
     private static SSLSocket tlsOver(Socket tunnel, SSLContext context, String sni) throws IOException {
         SSLSocket tls = (SSLSocket) context.getSocketFactory().createSocket(tunnel, sni, tunnel.getPort(), true);

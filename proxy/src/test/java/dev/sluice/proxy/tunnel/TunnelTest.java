@@ -5,20 +5,17 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.testing.RawHttp;
+import dev.sluice.proxy.testing.RawOrigin;
 import dev.sluice.proxy.testing.SluiceFixture;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,8 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class TunnelTest {
 
-    private static ServerSocket origin;
-    private static ExecutorService originThreads;
+    private static RawOrigin origin;
     private static SluiceFixture sluice;
 
     /**
@@ -39,20 +35,7 @@ class TunnelTest {
      */
     @BeforeAll
     static void start() throws Exception {
-        origin = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        originThreads = Executors.newCachedThreadPool();
-        originThreads.submit(() -> {
-            while (!origin.isClosed()) {
-                Socket socket;
-                try {
-                    socket = origin.accept();
-                } catch (IOException e) {
-                    return null;
-                }
-                originThreads.submit(() -> serve(socket));
-            }
-            return null;
-        });
+        origin = RawOrigin.start(TunnelTest::serve);
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
@@ -66,7 +49,7 @@ class TunnelTest {
                     raw.test: 127.0.0.1
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(origin.getLocalPort()));
+                """.formatted(origin.port()));
     }
 
     private static Void serve(Socket socket) throws Exception {
@@ -90,14 +73,13 @@ class TunnelTest {
     static void stop() throws Exception {
         sluice.close();
         origin.close();
-        originThreads.shutdownNow();
     }
 
     private static Socket openTunnel() throws IOException {
         Socket socket = new Socket(sluice.address().getAddress(), sluice.port());
         socket.setSoTimeout(30_000);
         OutputStream out = socket.getOutputStream();
-        out.write(("CONNECT raw.test:" + origin.getLocalPort() + " HTTP/1.1\r\nHost: raw.test\r\n\r\n")
+        out.write(("CONNECT raw.test:" + origin.port() + " HTTP/1.1\r\nHost: raw.test\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
         out.flush();
         // Read the response head byte by byte so no tunnel byte is consumed.
@@ -155,7 +137,7 @@ class TunnelTest {
         try (Socket socket = new Socket(sluice.address().getAddress(), sluice.port())) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
-            out.write(("CONNECT raw.test:" + origin.getLocalPort() + " HTTP/1.1\r\nHost: raw.test\r\n\r\nearly-bytes")
+            out.write(("CONNECT raw.test:" + origin.port() + " HTTP/1.1\r\nHost: raw.test\r\n\r\nearly-bytes")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             socket.shutdownOutput();
