@@ -34,6 +34,13 @@ final class LiteralGate {
 
     /** Whether some literal starts with this lowercase ASCII character. */
     private final boolean[] first = new boolean[128];
+    /**
+     * Entry {@code 128 * a + b} is set when some literal starts with the lowercase ASCII pair {@code a b}, or
+     * with {@code a} alone (a one-character literal sets every {@code b}); a position whose lowercase pair
+     * is not set cannot start a literal, so the candidates are not compared there. Non-ASCII second
+     * characters fall back to the candidates.
+     */
+    private final boolean[] pairs = new boolean[128 * 128];
 
     /** Per first character (lowercase ASCII): the literals starting with it, as char arrays. */
     private final char[][][] byFirst = new char[128][][];
@@ -81,6 +88,13 @@ final class LiteralGate {
                 String low = l.toLowerCase(java.util.Locale.ROOT);
                 lits.get(low.charAt(0)).add(low.toCharArray());
                 owners.get(low.charAt(0)).add(slot);
+                if (low.length() == 1) {
+                    for (int b = 0; b < 128; b++) {
+                        setPair(low.charAt(0), b);
+                    }
+                } else {
+                    setPair(low.charAt(0), low.charAt(1));
+                }
             }
         }
         anyRuns = r;
@@ -96,6 +110,10 @@ final class LiteralGate {
                 slotByFirst[c] = owners.get(c).stream().mapToInt(Integer::intValue).toArray();
             }
         }
+    }
+
+    private void setPair(int a, int b) {
+        pairs[(a << 7) | b] = true;
     }
 
     private static boolean ascii(String s) {
@@ -142,40 +160,38 @@ final class LiteralGate {
         } else {
             text.toString().getChars(0, n, a, 0);
         }
-        int start = -1;
-        boolean allHex = true;
-        boolean upper = false;
-        for (int i = 0; i <= n; i++) {
-            char c = i < n ? a[i] : ' ';
-            int k = c < 128 ? CLASS[c] : 0;
-            if (anyRuns) {
-                if ((k & B64) != 0) {
-                    if (start < 0) {
-                        start = i;
-                        allHex = true;
-                        upper = false;
-                    }
-                    allHex &= (k & HEX) != 0;
-                    upper |= (k & UPPER) != 0;
-                } else {
-                    if (start >= 0 && i - start >= MIN_RUN && (allHex || upper)) {
-                        for (int s = 0; s < slots; s++) {
-                            if (runs[s]) {
-                                hits(open, s).run(start, i);
-                            }
-                        }
-                    }
-                    start = -1;
+        // Branch-light: a run ends at a character outside the base64 alphabet (checked only when it is
+        // long enough), and a literal can start only where the lowercase pair of characters is one a
+        // literal starts with (a bitmap), so ordinary text takes no unpredictable branch per character.
+        boolean runsWanted = anyRuns;
+        int last = -1;
+        for (int i = 0; i < n; i++) {
+            char c = a[i];
+            if (runsWanted) {
+                int k = c < 128 ? CLASS[c] : 0;
+                boolean breaks = (k & B64) == 0;
+                if (breaks & (i - last > MIN_RUN)) {
+                    run(open, a, last + 1, i);
+                }
+                last = breaks ? i : last;
+            }
+            int lc;
+            if (c < 128) {
+                lc = LOWER[c];
+                char d = i + 1 < n ? a[i + 1] : 0;
+                if (d < 128 ? !pairs[(lc << 7) | LOWER[d]] : !first[lc]) {
+                    continue;
+                }
+            } else {
+                lc = lower(c);
+                if (lc >= 128 || !first[lc]) {
+                    continue;
                 }
             }
-            if (i == n) {
-                break;
-            }
-            int lc = c < 128 ? LOWER[c] : lower(c);
-            if (lc >= 128 || !first[lc]) {
+            char[][] cands = byFirst[lc];
+            if (cands == null) {
                 continue;
             }
-            char[][] cands = byFirst[lc];
             int[] owner = slotByFirst[lc];
             for (int j = 0; j < cands.length; j++) {
                 if (open[owner[j]] != ALWAYS && at(a, n, i, cands[j])) {
@@ -189,7 +205,32 @@ final class LiteralGate {
                 }
             }
         }
+        if (runsWanted && n - last > MIN_RUN) {
+            run(open, a, last + 1, n);
+        }
         return open;
+    }
+
+    /**
+     * Records the base64-alphabet run {@code [start, end)} (at least {@value #MIN_RUN} long) for every
+     * detector gated on runs, when it is made only of hex digits or holds a capital.
+     */
+    private void run(Gated.Hits[] open, char[] a, int start, int end) {
+        boolean allHex = true;
+        boolean upper = false;
+        for (int i = start; i < end; i++) {
+            int k = CLASS[a[i]];
+            allHex &= (k & HEX) != 0;
+            upper |= (k & UPPER) != 0;
+        }
+        if (!allHex && !upper) {
+            return;
+        }
+        for (int s = 0; s < slots; s++) {
+            if (runs[s]) {
+                hits(open, s).run(start, end);
+            }
+        }
     }
 
     /** Marks a detector that has no gate: it reads the whole batch. */
