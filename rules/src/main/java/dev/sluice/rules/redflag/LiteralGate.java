@@ -10,10 +10,15 @@ import java.util.List;
  * whether its detector could match the batch; it never answers no when the detector's regex could match
  * (a non-ASCII character is compared by its {@link Character#toLowerCase(char)} form, as the old
  * {@code toLowerCase(Locale.ROOT)} prefilter did). Belongs to one scan (not thread-safe: it reuses a buffer).
+ *
+ * <p>Where {@code jdk.incubator.vector} runs 256-bit vectors, {@link GateVectors} classifies 16 characters
+ * at a time (where a base64 run breaks, where a literal could start) and only those positions are read
+ * one by one; elsewhere one scalar loop does the same with a table of literal-starting character pairs.
+ * Both record exactly the same hits.
  */
 final class LiteralGate {
 
-    private static final int MIN_RUN = 16;
+    static final int MIN_RUN = 16;
     private static final int B64 = 1;
     private static final int HEX = 2;
     private static final int UPPER = 4;
@@ -54,7 +59,30 @@ final class LiteralGate {
     private char[] scratch = new char[0];
     private final int slots;
 
+    /** Whether the SIMD classification runs: the incubator module is there and 256-bit vectors are. */
+    static final boolean VECTOR_AVAILABLE = vectorAvailable();
+
+    private static boolean vectorAvailable() {
+        if (Boolean.getBoolean("sluice.redact.scalar")
+                || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+            return false;
+        }
+        try {
+            return GateVectors.supported();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** The SIMD classifier, or null for the scalar loop alone. */
+    private final GateVectors vectors;
+
     LiteralGate(List<RedFlagRule> rules, RedFlagDetector collector) {
+        this(rules, collector, VECTOR_AVAILABLE);
+    }
+
+    /** For tests: {@code vector == false} runs the scalar loop even where SIMD is available. */
+    LiteralGate(List<RedFlagRule> rules, RedFlagDetector collector, boolean vector) {
         slots = rules.size() + 1;
         always = new boolean[slots];
         runs = new boolean[slots];
@@ -110,6 +138,7 @@ final class LiteralGate {
                 slotByFirst[c] = owners.get(c).stream().mapToInt(Integer::intValue).toArray();
             }
         }
+        vectors = vector && VECTOR_AVAILABLE ? new GateVectors(first) : null;
     }
 
     private void setPair(int a, int b) {
@@ -165,7 +194,13 @@ final class LiteralGate {
         // literal starts with (a bitmap), so ordinary text takes no unpredictable branch per character.
         boolean runsWanted = anyRuns;
         int last = -1;
-        for (int i = 0; i < n; i++) {
+        int i = 0;
+        if (vectors != null) {
+            long state = vectors.scan(this, open, a, n, runsWanted, last);
+            i = (int) (state >>> 32);
+            last = (int) state;
+        }
+        for (; i < n; i++) {
             char c = a[i];
             if (runsWanted) {
                 int k = c < 128 ? CLASS[c] : 0;
@@ -175,35 +210,7 @@ final class LiteralGate {
                 }
                 last = breaks ? i : last;
             }
-            int lc;
-            if (c < 128) {
-                lc = LOWER[c];
-                char d = i + 1 < n ? a[i + 1] : 0;
-                if (d < 128 ? !pairs[(lc << 7) | LOWER[d]] : !first[lc]) {
-                    continue;
-                }
-            } else {
-                lc = lower(c);
-                if (lc >= 128 || !first[lc]) {
-                    continue;
-                }
-            }
-            char[][] cands = byFirst[lc];
-            if (cands == null) {
-                continue;
-            }
-            int[] owner = slotByFirst[lc];
-            for (int j = 0; j < cands.length; j++) {
-                if (open[owner[j]] != ALWAYS && at(a, n, i, cands[j])) {
-                    Gated.Hits h = hits(open, owner[j]);
-                    // one entry per position: the longest literal there
-                    if (h.literalCount > 0 && h.literals[2 * h.literalCount - 2] == i) {
-                        h.literals[2 * h.literalCount - 1] = Math.max(h.literals[2 * h.literalCount - 1], cands[j].length);
-                    } else {
-                        h.literal(i, cands[j].length);
-                    }
-                }
-            }
+            candidate(open, a, n, i);
         }
         if (runsWanted && n - last > MIN_RUN) {
             run(open, a, last + 1, n);
@@ -211,11 +218,45 @@ final class LiteralGate {
         return open;
     }
 
+    /** Compares the literals that may start at {@code a[i]} and records those found there. */
+    void candidate(Gated.Hits[] open, char[] a, int n, int i) {
+        char c = a[i];
+        int lc;
+        if (c < 128) {
+            lc = LOWER[c];
+            char d = i + 1 < n ? a[i + 1] : 0;
+            if (d < 128 ? !pairs[(lc << 7) | LOWER[d]] : !first[lc]) {
+                return;
+            }
+        } else {
+            lc = lower(c);
+            if (lc >= 128 || !first[lc]) {
+                return;
+            }
+        }
+        char[][] cands = byFirst[lc];
+        if (cands == null) {
+            return;
+        }
+        int[] owner = slotByFirst[lc];
+        for (int j = 0; j < cands.length; j++) {
+            if (open[owner[j]] != ALWAYS && at(a, n, i, cands[j])) {
+                Gated.Hits h = hits(open, owner[j]);
+                // one entry per position: the longest literal there
+                if (h.literalCount > 0 && h.literals[2 * h.literalCount - 2] == i) {
+                    h.literals[2 * h.literalCount - 1] = Math.max(h.literals[2 * h.literalCount - 1], cands[j].length);
+                } else {
+                    h.literal(i, cands[j].length);
+                }
+            }
+        }
+    }
+
     /**
      * Records the base64-alphabet run {@code [start, end)} (at least {@value #MIN_RUN} long) for every
      * detector gated on runs, when it is made only of hex digits or holds a capital.
      */
-    private void run(Gated.Hits[] open, char[] a, int start, int end) {
+    void run(Gated.Hits[] open, char[] a, int start, int end) {
         boolean allHex = true;
         boolean upper = false;
         for (int i = start; i < end; i++) {

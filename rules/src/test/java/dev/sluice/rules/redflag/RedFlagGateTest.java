@@ -155,4 +155,49 @@ class RedFlagGateTest {
             }
         }
     }
+
+    /** The SIMD classification (16 characters a block) finds exactly what the scalar loop finds, hit for hit. */
+    @Test
+    void vectorAndScalarGatesRecordTheSameHits() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(LiteralGate.VECTOR_AVAILABLE, "no 256-bit vectors here");
+        Random random = new Random(17);
+        List<RedFlagRule> rules = allRules();
+        RedFlagDetector collector = BuiltinRedFlags.internalReference(DOMAINS);
+        LiteralGate vector = new LiteralGate(rules, collector, true);
+        LiteralGate scalar = new LiteralGate(rules, collector, false);
+        String[] parts = {"curl ", "wget", "base64 -d", ".ssh/", "${x.y}", "{{a.b}}", "<%= x() %>", "<|im_start|>",
+                "[INST]", "10.1.2.3", "192.168.0.1", "api.internal", "\n\nHuman:", "\u212Aubeconfig", "\u0130d_rsa",
+                "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY", "0123456789abcdef01", "\u4e2d\u6587", "\uFFFF", "\u8000x",
+                "abcdefghijklmnop", "ABCDEFGHIJKLMNOPQ", " ", "\n", "/", "+"};
+        String filler = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:/|$%{}<>()[]_-+\n\t";
+        for (int round = 0; round < 2000; round++) {
+            StringBuilder text = new StringBuilder();
+            int count = random.nextInt(40);
+            for (int k = 0; k < count; k++) {
+                if (random.nextInt(3) == 0) {
+                    text.append(parts[random.nextInt(parts.length)].translateEscapes());
+                } else {
+                    int len = random.nextInt(random.nextInt(6) == 0 ? 40 : 8);
+                    for (int c = 0; c < len; c++) {
+                        text.append(random.nextInt(50) == 0 ? (char) (128 + random.nextInt(65000))
+                                : filler.charAt(random.nextInt(filler.length())));
+                    }
+                }
+            }
+            Gated.Hits[] v = vector.scan(text);
+            Gated.Hits[] s = scalar.scan(text);
+            assertThat(v.length).isEqualTo(s.length);
+            for (int slot = 0; slot < v.length; slot++) {
+                assertThat(v[slot] == null).as("slot %d of %s", slot, text).isEqualTo(s[slot] == null);
+                if (v[slot] == null || v[slot] == LiteralGate.ALWAYS) {
+                    assertThat(v[slot]).isSameAs(s[slot]);
+                    continue;
+                }
+                assertThat(java.util.Arrays.copyOf(v[slot].literals, 2 * v[slot].literalCount)).as("literals of %d in %s", slot, text)
+                        .isEqualTo(java.util.Arrays.copyOf(s[slot].literals, 2 * s[slot].literalCount));
+                assertThat(java.util.Arrays.copyOf(v[slot].runs, 2 * v[slot].runCount)).as("runs of %d in %s", slot, text)
+                        .isEqualTo(java.util.Arrays.copyOf(s[slot].runs, 2 * s[slot].runCount));
+            }
+        }
+    }
 }
