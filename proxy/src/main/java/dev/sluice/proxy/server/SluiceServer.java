@@ -98,6 +98,7 @@ public final class SluiceServer implements AutoCloseable {
     private final AuditExport export;
     private final Path dataDir;
     private final dev.sluice.proxy.credential.Credentials credentials;
+    private final dev.sluice.proxy.capture.CaptureStore captures;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
                          Map<String, String> otelConfig) throws Exception {
@@ -159,9 +160,17 @@ public final class SluiceServer implements AutoCloseable {
                 dev.sluice.proxy.alerts.AlertWebhook::dropped);
         metrics.functionCounter(MetricNames.ALERTS_SENT, Tags.empty(), alerts,
                 dev.sluice.proxy.alerts.AlertWebhook::sent);
+        this.captures = dev.sluice.proxy.capture.CaptureStore.start(dataDir, clock);
+        metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "written"), captures,
+                dev.sluice.proxy.capture.CaptureStore::written);
+        metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "failed"), captures,
+                dev.sluice.proxy.capture.CaptureStore::failed);
+        metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "dropped"), captures,
+                dev.sluice.proxy.capture.CaptureStore::dropped);
         this.context = new ProxyContext(policies, auditLog, new dev.sluice.proxy.alerts.AlertingAuditSink(
                 new MeteredAuditSink(metrics, records), policies, alerts), dialer, clock,
-                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials);
+                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials,
+                captures);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -473,6 +482,7 @@ public final class SluiceServer implements AutoCloseable {
             export.close(); // after the event loops: every connection has written its record
         }
         alerts.close(); // queued alerts are not sent: the sender must not hold shutdown up
+        captures.close(); // after the event loops: what they queued is written (at most 5 s)
         metrics.registry().close();
         interception.close();
         if (ready) {
