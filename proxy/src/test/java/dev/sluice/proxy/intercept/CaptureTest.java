@@ -253,6 +253,21 @@ class CaptureTest {
     }
 
     @Test
+    void aCaptureThatCannotBeWrittenIsCountedAndTheExchangeGoesThrough() throws Exception {
+        start("capture: { hosts: [" + API + "] }");
+        Files.writeString(CaptureStore.directory(sluice.dataDir()), "in the way"); // captures/ cannot be made
+        CurlResult r = post(API, "/v1/unwritable", "{\"a\":1}");
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(200);
+        assertThat(origin.requests()).hasSize(1);
+        String id = record("/v1/unwritable").path("event.id").asText();
+        await().atMost(Duration.ofSeconds(10)).until(() -> sluice.server().metrics().scrape()
+                .contains("sluice_captures_total{result=\"failed\"} 1.0"));
+        Cli show = cli("audit", "show", id);
+        assertThat(show.code()).isEqualTo(1);
+        assertThat(show.err()).contains("capture file").contains(id);
+    }
+
+    @Test
     void anEventStreamResponseIsReassembledIntoItsEventsAndText() throws Exception {
         start("capture: { hosts: [" + API + "] }");
         CurlResult r = post(API, "/v1/stream", "{\"stream\":true}", "X-Echo-Header: X-Said", "X-Said: hello/world");
