@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * once a second; the audit record of that exchange still says {@code capture: true} (it was sampled), and
  * {@code sluice audit show} then says that the capture is missing.
  *
- * <p>Rotation: after each write, and every {@value #PRUNE_INTERVAL_SECONDS} s, captures older than the
+ * <p>Rotation: after {@link #retain} (at start), after each write, and every {@value #PRUNE_INTERVAL_SECONDS} s, captures older than the
  * last policy's {@code capture.retention} are deleted (by file modification time), then the oldest ones
  * until the directory holds at most {@code capture.max_total_bytes}.
  */
@@ -77,6 +77,7 @@ public final class CaptureStore implements Closeable {
     private final Thread writer;
     // writer-thread state
     private TreeSet<Kept> kept;
+    private final java.util.Map<Path, Kept> byFile = new java.util.HashMap<>();
     private long keptBytes;
     private CaptureSettings settings;
 
@@ -108,15 +109,25 @@ public final class CaptureStore implements Closeable {
         if (!capture.claim()) {
             return;
         }
-        long bytes = capture.request().bytes().length
-                + (capture.response() == null ? 0 : capture.response().bytes().length);
+        long bytes = capture.request().size() + (capture.response() == null ? 0 : capture.response().size());
         if (queuedBytes.addAndGet(bytes) > MAX_QUEUED_BYTES || !writer.isAlive()) {
             queuedBytes.addAndGet(-bytes);
             dropped.incrementAndGet();
-            warn("capture {} dropped: the writer is {} behind", capture.eventId(), MAX_QUEUED_BYTES + " bytes");
+            warn("capture {} dropped: more than {} bytes are waiting to be written", capture.eventId(),
+                    MAX_QUEUED_BYTES);
             return;
         }
         queue.add(new Job(capture, settings, bytes));
+    }
+
+    /**
+     * Sets the retention and size cap used until the next {@link #submit} (which brings its own): for the
+     * captures left from before a start, pruned then even before anything new is captured. Null does nothing.
+     */
+    public void retain(CaptureSettings settings) {
+        if (settings != null) {
+            queue.add(settings);
+        }
     }
 
     /** Captures written. */
@@ -157,6 +168,12 @@ public final class CaptureStore implements Closeable {
                 return;
             }
             try {
+                if (next instanceof CaptureSettings retained) {
+                    settings = retained;
+                    if (kept == null && Files.isDirectory(dir)) {
+                        index();
+                    }
+                }
                 if (next instanceof Job job) {
                     queuedBytes.addAndGet(-job.bytes());
                     settings = job.settings();
@@ -165,7 +182,7 @@ public final class CaptureStore implements Closeable {
                 if (settings != null && kept != null) {
                     prune();
                 }
-            } catch (RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
                 log.warn("capture writer: {}", e.toString());
             }
         }
@@ -190,9 +207,15 @@ public final class CaptureStore implements Closeable {
             }
             PrivateFiles.restrict(tmp, PrivateFiles.FILE);
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            kept.removeIf(k -> k.file().equals(file));
-            kept.add(new Kept(file, json.length, clock.instant()));
-            keptBytes = kept.stream().mapToLong(Kept::bytes).sum();
+            Kept previous = byFile.remove(file);
+            if (previous != null) {
+                kept.remove(previous);
+                keptBytes -= previous.bytes();
+            }
+            Kept now = new Kept(file, json.length, clock.instant());
+            kept.add(now);
+            byFile.put(file, now);
+            keptBytes += json.length;
             written.incrementAndGet();
         } catch (IOException | RuntimeException e) {
             failed.incrementAndGet();
@@ -204,6 +227,7 @@ public final class CaptureStore implements Closeable {
     private void index() throws IOException {
         kept = new TreeSet<>(Comparator.comparing(Kept::modified).thenComparing(k -> k.file().toString()));
         keptBytes = 0;
+        byFile.clear();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
                 if (!NAME.matcher(f.getFileName().toString()).matches()) {
@@ -211,7 +235,9 @@ public final class CaptureStore implements Closeable {
                 }
                 try {
                     BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
-                    kept.add(new Kept(f, a.size(), a.lastModifiedTime().toInstant()));
+                    Kept k = new Kept(f, a.size(), a.lastModifiedTime().toInstant());
+                    kept.add(k);
+                    byFile.put(f, k);
                     keptBytes += a.size();
                 } catch (NoSuchFileException e) {
                     // removed meanwhile
@@ -240,6 +266,7 @@ public final class CaptureStore implements Closeable {
                 continue;
             }
             kept.remove(k);
+            byFile.remove(k.file());
             keptBytes -= k.bytes();
         }
     }

@@ -110,6 +110,11 @@ public final class CapturedBody {
         return kept.toByteArray();
     }
 
+    /** Returns how many bytes are kept. */
+    public int size() {
+        return kept.size();
+    }
+
     /** Answers whether the body went on past {@code maxBytes}. */
     public boolean truncated() {
         return truncated;

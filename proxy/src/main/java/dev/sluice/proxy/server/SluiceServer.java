@@ -161,6 +161,7 @@ public final class SluiceServer implements AutoCloseable {
         metrics.functionCounter(MetricNames.ALERTS_SENT, Tags.empty(), alerts,
                 dev.sluice.proxy.alerts.AlertWebhook::sent);
         this.captures = dev.sluice.proxy.capture.CaptureStore.start(dataDir, clock);
+        captures.retain(policy.capture()); // prunes what an earlier run left, by this policy's limits
         metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "written"), captures,
                 dev.sluice.proxy.capture.CaptureStore::written);
         metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "failed"), captures,

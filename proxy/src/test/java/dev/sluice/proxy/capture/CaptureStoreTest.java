@@ -90,6 +90,26 @@ class CaptureStoreTest {
     }
 
     @Test
+    void capturesLeftByAnEarlierRunArePrunedAtStart() throws Exception {
+        MovableClock clock = new MovableClock();
+        CaptureSettings settings = new CaptureSettings(List.of("api.llm.test"), 1.0, 1 << 20, Duration.ofHours(1),
+                1 << 20);
+        CaptureStore first = CaptureStore.start(dataDir, clock);
+        first.submit(capture(clock, 1, "old"), settings);
+        await().until(() -> first.written() == 1);
+        first.close();
+        Path old = CaptureStore.file(dataDir, "0000000000000001");
+        Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.from(clock.now.minus(Duration.ofHours(2))));
+        CaptureStore second = CaptureStore.start(dataDir, clock);
+        try {
+            second.retain(settings);
+            await().until(() -> !Files.exists(old));
+        } finally {
+            second.close();
+        }
+    }
+
+    @Test
     void aWriteThatFailsIsCountedAndTheNextOneStillWorks() throws Exception {
         Clock clock = Clock.systemUTC();
         CaptureSettings settings = new CaptureSettings(List.of("api.llm.test"), 1.0, 1 << 20, Duration.ofHours(1),
