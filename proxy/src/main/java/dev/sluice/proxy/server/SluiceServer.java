@@ -188,7 +188,7 @@ public final class SluiceServer implements AutoCloseable {
      * @param policyFile the file {@code policy} was loaded from, for reloads and for resolving
      *                   {@code tls.extra_trust}; null for the embedded policy
      * @param dataDir the data dir: the local CA ({@code ca.key.pem}, {@code ca.crt.pem}, created on first
-     *                run) and TOFU pins ({@code pins/})
+     *                run), TOFU pins ({@code pins/}) and captured exchanges ({@code captures/}, policy {@code capture})
      * @param ioThreads event loop threads; 0 means Netty's default (2 × cores)
      * @throws Exception when the CA cannot be loaded (for example its key is readable by others) or a
      *                   listener cannot be bound (the server is closed again)
