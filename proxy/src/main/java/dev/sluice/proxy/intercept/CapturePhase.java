@@ -87,7 +87,7 @@ final class CapturePhase extends ChannelInboundHandlerAdapter {
         pending = capture;
         pendingSettings = settings;
         return request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
-                new ResponseCopy(store, capture, settings)));
+                new ResponseCopy(this, store, capture, settings)));
     }
 
     /** Hands the last capture to the store if its response did not (it was cut short). */
@@ -118,11 +118,13 @@ final class CapturePhase extends ChannelInboundHandlerAdapter {
 
     /** Copies the response as it streams; submits the capture at its end. */
     private static final class ResponseCopy implements ForwardRequest.ResponseScan {
+        private final CapturePhase phase;
         private final CaptureStore store;
         private final Capture capture;
         private final CaptureSettings settings;
 
-        ResponseCopy(CaptureStore store, Capture capture, CaptureSettings settings) {
+        ResponseCopy(CapturePhase phase, CaptureStore store, Capture capture, CaptureSettings settings) {
+            this.phase = phase;
             this.store = store;
             this.capture = capture;
             this.settings = settings;
@@ -145,6 +147,11 @@ final class CapturePhase extends ChannelInboundHandlerAdapter {
                 capture.response().finish();
                 capture.responseComplete();
                 store.submit(capture, settings);
+                if (phase.pending == capture) {
+                    // the upstream connection shares the downstream's event loop: no capture is held after its end
+                    phase.pending = null;
+                    phase.pendingSettings = null;
+                }
             }
         }
     }
