@@ -280,6 +280,54 @@ class CaptureTest {
     }
 
     @Test
+    void aGzipEventStreamIsDecodedBeforeItIsReassembled() throws Exception {
+        String host = "gz.llm.test";
+        try (dev.sluice.proxy.testing.Origins gz = dev.sluice.proxy.testing.Origins.start(
+                TestTls.create(dir.resolve("gz-tls"), host))) {
+            String events = "event: content_block_delta\ndata: {\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi \"}}\n\n"
+                    + "event: content_block_delta\ndata: {\"delta\":{\"type\":\"text_delta\",\"text\":\"there\"}}\n\n";
+            java.io.ByteArrayOutputStream packed = new java.io.ByteArrayOutputStream();
+            try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(packed)) {
+                out.write(events.getBytes(StandardCharsets.UTF_8));
+            }
+            gz.server().stubFor(com.github.tomakehurst.wiremock.client.WireMock.post("/v1/gz").willReturn(
+                    com.github.tomakehurst.wiremock.client.WireMock.aResponse().withStatus(200)
+                            .withHeader("Content-Type", "text/event-stream").withHeader("Content-Encoding", "gzip")
+                            .withBody(packed.toByteArray())));
+            sluice = SluiceFixture.start("""
+                    version: 1
+                    extensions:
+                      default:
+                        allow: [{ host: %1$s, ports: [%2$d] }]
+                    network:
+                      allow_private: ["127.0.0.1/32"]
+                      hosts: { %1$s: 127.0.0.1 }
+                    inspect:
+                      %1$s: {}
+                    tls:
+                      extra_trust: ["%3$s"]
+                    capture: { hosts: [%1$s] }
+                    listen:
+                      proxy: 127.0.0.1:0
+                    """.formatted(host, gz.httpsPort(), gz.caPem().toAbsolutePath()));
+            Path file = Files.writeString(dir.resolve("gz.json"), "{\"stream\":true}");
+            CurlResult r = Curl.run(List.of("-x", sluice.proxyUrl(), "--cacert",
+                    sluice.dataDir().resolve("ca.crt.pem").toString(), "--compressed", "-H",
+                    "Content-Type: application/json", "--data-binary", "@" + file,
+                    "https://" + host + ":" + gz.httpsPort() + "/v1/gz"), Duration.ofSeconds(30));
+            assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo(events);
+            JsonNode response = capture(record("/v1/gz").path("event.id").asText()).path("response");
+            assertThat(response.path("content_encoding").asText()).isEqualTo("gzip");
+            assertThat(response.path("body").asText()).isEqualTo(events);
+            assertThat(response.path("events").size()).isEqualTo(2);
+            assertThat(response.path("text").asText()).isEqualTo("Hi there");
+            Cli show = cli("audit", "show", record("/v1/gz").path("event.id").asText());
+            assertThat(show.out()).contains("content-encoding gzip undone").contains("Hi there");
+        }
+    }
+
+    @Test
     void anHttp2StreamIsCapturedLikeAnHttp11Exchange() throws Exception {
         start("capture: { hosts: [" + API + "] }");
         Path file = Files.writeString(dir.resolve("h2.json"), "{\"content\":\"over h2\"}");
