@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** docker/grafana-dashboard.json parses, and charts the metrics of design.md "Metrics". */
+/**
+ * docker/grafana-dashboard.json parses, charts the metrics of design.md "Metrics" and of LLM monitoring,
+ * and names no metric Sluice does not export.
+ */
 class GrafanaDashboardTest {
 
     private static Path dashboard() {
@@ -50,8 +53,43 @@ class GrafanaDashboardTest {
         String all = String.join("\n", exprs);
         for (String metric : List.of("sluice_requests_total", "sluice_redactions_total", "sluice_pin_failures_total",
                 "sluice_active_connections", "sluice_policy_reloads_total", "sluice_audit_write_failures_total",
-                "sluice_request_duration_seconds_bucket")) {
+                "sluice_request_duration_seconds_bucket", "sluice_red_flags_total", "sluice_llm_tokens_total",
+                "sluice_credential_injections_total", "sluice_captures_total", "sluice_alert_webhook_failures_total")) {
             assertThat(all).contains(metric);
         }
+        assertThat(all).contains("sluice_requests_total{reason=\"token_budget\"");
+        Set<String> exported = exportedNames();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\bsluice_[a-z0-9_]+").matcher(all);
+        int seen = 0;
+        while (m.find()) {
+            seen++;
+            assertThat(exported).as("%s names a metric Sluice exports (MetricNames)", m.group()).contains(m.group());
+        }
+        assertThat(seen).isGreaterThan(10);
+    }
+
+    /**
+     * The Prometheus names of every metric in {@link dev.sluice.proxy.metrics.MetricNames}: Micrometer writes
+     * {@code sluice.red.flags} as {@code sluice_red_flags_total} (a counter), a gauge without a suffix, a
+     * timer as {@code _seconds_bucket}, {@code _seconds_count}, {@code _seconds_sum} and {@code _seconds_max}.
+     */
+    private static Set<String> exportedNames() throws IllegalAccessException {
+        Set<String> names = new HashSet<>();
+        for (java.lang.reflect.Field f : dev.sluice.proxy.metrics.MetricNames.class.getFields()) {
+            if (f.getType() != String.class || !java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                continue;
+            }
+            String value = (String) f.get(null);
+            if (!value.startsWith("sluice.")) {
+                continue;
+            }
+            String base = value.replace('.', '_');
+            for (String suffix : List.of("", "_total", "_seconds_bucket", "_seconds_count", "_seconds_sum",
+                    "_seconds_max")) {
+                names.add(base + suffix);
+            }
+        }
+        assertThat(names).contains("sluice_red_flags_total", "sluice_llm_tokens_total");
+        return names;
     }
 }

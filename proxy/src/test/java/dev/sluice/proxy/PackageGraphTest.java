@@ -65,7 +65,7 @@ class PackageGraphTest {
                         "dev.sluice.proxy.core..", "dev.sluice.proxy.dial..", "dev.sluice.proxy.tls..",
                         "dev.sluice.proxy.audit..", "dev.sluice.proxy.metrics..", "dev.sluice.proxy.limits..",
                         "dev.sluice.proxy.transport..", "dev.sluice.proxy.approval..", "dev.sluice.proxy.credential..",
-                        "dev.sluice.proxy.alerts..")
+                        "dev.sluice.proxy.alerts..", "dev.sluice.proxy.capture..")
                 .layer("modules").definedBy("dev.sluice.rules..", "dev.sluice.certs..", "dev.sluice.hosts..")
                 .whereLayer("root").mayNotBeAccessedByAnyLayer()
                 .whereLayer("listeners").mayOnlyBeAccessedByLayers("root")

@@ -86,6 +86,7 @@ public final class AuditEvent {
     private volatile String llmModel;
     private final AtomicLong llmInputTokens = new AtomicLong(-1);
     private final AtomicLong llmOutputTokens = new AtomicLong(-1);
+    private volatile boolean capture;
 
     /**
      * Starts an event now.
@@ -339,6 +340,12 @@ public final class AuditEvent {
         return this;
     }
 
+    /** Marks this exchange as sampled for capture ({@code capture: true}, policy {@code capture}). */
+    public AuditEvent captured() {
+        this.capture = true;
+        return this;
+    }
+
     /** Returns the extension set so far, or null (for a refusal's JSON body). */
     public String extensionOrNull() {
         return extension;
@@ -377,7 +384,7 @@ public final class AuditEvent {
                 Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope,
                 List.copyOf(credentials), websocketMode, countOrNull(websocketMessagesSent),
                 countOrNull(websocketMessagesReceived), llmModel, countOrNull(llmInputTokens),
-                countOrNull(llmOutputTokens), Map.copyOf(redFlags)));
+                countOrNull(llmOutputTokens), Map.copyOf(redFlags), capture ? Boolean.TRUE : null));
         return true;
     }
 

@@ -81,6 +81,8 @@ public final class AuditFields {
     public static final String LLM_OUTPUT_TOKENS = "llm.usage.output_tokens";
     /** Red-flag rule id to count of matches in this exchange (policy {@code red_flags}). */
     public static final String RED_FLAGS = "red_flags";
+    /** {@code true} when this exchange was sampled for capture (policy {@code capture}): see {@code sluice audit show}. */
+    public static final String CAPTURE = "capture";
 
     /**
      * Lowercase hex SHA-256 of the previous line's exact bytes (without its newline); 64 zeros on the
@@ -96,7 +98,7 @@ public final class AuditFields {
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
             REDACTIONS, PIN, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, CREDENTIALS, WEBSOCKET_MODE,
             WEBSOCKET_MESSAGES_SENT, WEBSOCKET_MESSAGES_RECEIVED, LLM_MODEL, LLM_INPUT_TOKENS, LLM_OUTPUT_TOKENS,
-            RED_FLAGS, ERROR);
+            RED_FLAGS, CAPTURE, ERROR);
 
     /** Every field name of an audit log line, in order: {@link #ALL}, then {@link #PREV_HASH}. */
     public static final List<String> LINE = java.util.stream.Stream

@@ -64,6 +64,7 @@ import java.util.TreeSet;
  * @param llmInputTokens input tokens an LLM response reported, {@code >= 0}; nullable
  * @param llmOutputTokens output tokens an LLM response reported, {@code >= 0}; nullable
  * @param redFlags red-flag rule id to count; null or empty is omitted; copied, unmodifiable, sorted by id
+ * @param capture true when the exchange was sampled for capture (policy {@code capture}); null or false is omitted
  */
 public record AuditRecord(
         Instant time,
@@ -101,7 +102,8 @@ public record AuditRecord(
         String llmModel,
         Long llmInputTokens,
         Long llmOutputTokens,
-        Map<String, Long> redFlags) {
+        Map<String, Long> redFlags,
+        Boolean capture) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
@@ -136,11 +138,28 @@ public record AuditRecord(
         credentials = credentials == null || credentials.isEmpty()
                 ? null
                 : List.copyOf(new TreeSet<>(credentials));
+        capture = Boolean.TRUE.equals(capture) ? Boolean.TRUE : null;
         for (Long n : new Long[] {websocketMessagesSent, websocketMessagesReceived, llmInputTokens, llmOutputTokens}) {
             if (n != null && n < 0) {
                 throw new IllegalArgumentException("count: " + n + " (expected: >= 0)");
             }
         }
+    }
+
+    /** A record without {@code capture}. */
+    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
+                       String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
+                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
+                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
+                       Map<String, Long> redactions, String pin, String error, String addressClass,
+                       String approval, String approvalBy, String approvalScope, List<String> credentials,
+                       String websocketMode, Long websocketMessagesSent, Long websocketMessagesReceived,
+                       String llmModel, Long llmInputTokens, Long llmOutputTokens, Map<String, Long> redFlags) {
+        this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
+                serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
+                bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
+                credentials, websocketMode, websocketMessagesSent, websocketMessagesReceived, llmModel, llmInputTokens,
+                llmOutputTokens, redFlags, null);
     }
 
     /** A record of a request that was held for approval or not, without second-wave fields. */
@@ -153,7 +172,7 @@ public record AuditRecord(
         this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
                 serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
                 bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
-                null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null);
     }
 
     /** A record of a request that was not held for approval. */
@@ -241,6 +260,9 @@ public record AuditRecord(
                 out.writeNumberField(e.getKey(), e.getValue());
             }
             out.writeEndObject();
+        }
+        if (capture != null) {
+            out.writeBooleanField(AuditFields.CAPTURE, true);
         }
         string(out, AuditFields.ERROR, error);
         string(out, AuditFields.PREV_HASH, prevHash);

@@ -6,13 +6,13 @@ import java.util.List;
 import picocli.CommandLine.Command;
 
 /**
- * {@code sluice audit summary|tail|verify}: reads the audit log (JSON Lines) over one file or a
+ * {@code sluice audit summary|tail|show|verify}: reads the audit log (JSON Lines) over one file or a
  * rotated set. Exit codes: 0 success; 1 no audit log, an unreadable file, or (verify) a broken chain;
  * 2 a usage error such as a bad {@code --since}. See docs/audit.md.
  */
-@Command(name = "audit", description = "Read the audit log: summary, tail, verify, suggest.",
-        subcommands = {AuditSummaryCommand.class, AuditTailCommand.class, AuditVerifyCommand.class,
-                AuditSuggestCommand.class})
+@Command(name = "audit", description = "Read the audit log: summary, tail, show, verify, suggest.",
+        subcommands = {AuditSummaryCommand.class, AuditTailCommand.class, AuditShowCommand.class,
+                AuditVerifyCommand.class, AuditSuggestCommand.class})
 final class AuditCommand {
 
     /** Prints rows as left-aligned columns separated by two spaces; numbers right-aligned. */

@@ -26,7 +26,8 @@ import picocli.CommandLine.Option;
  * first. {@code --format json} prints the lines exactly as stored (JSON Lines, {@code prev_hash}
  * included); {@code table} prints one aligned row per record. {@code --follow} then keeps printing
  * records as they are appended to the active file, following it across rotations (polling every
- * {@value #FOLLOW_POLL_MILLIS} ms), until interrupted.
+ * {@value #FOLLOW_POLL_MILLIS} ms), until interrupted. {@code --captured} keeps only records marked
+ * {@code capture: true} (policy {@code capture}), and the table then starts with each one's event id.
  */
 @Command(name = "tail", description = "Print the last records of the audit log.")
 final class AuditTailCommand extends CliCommand implements Callable<Integer> {
@@ -55,6 +56,10 @@ final class AuditTailCommand extends CliCommand implements Callable<Integer> {
     @Option(names = {"-f", "--follow"}, description = "Keep printing records as they are written.")
     boolean follow;
 
+    @Option(names = "--captured", description = "Only exchanges that were captured (capture: true); the table "
+            + "then starts with their EVENT_ID, for `sluice audit show`.")
+    boolean captured;
+
     private record Entry(String raw, JsonNode record) {
     }
 
@@ -79,7 +84,7 @@ final class AuditTailCommand extends CliCommand implements Callable<Integer> {
             if (line.file().equals(last)) {
                 lastFileBytes[0] += line.bytes().length + 1L;
             }
-            if (count > 0 && filter.matches(r)) {
+            if (count > 0 && matches(r)) {
                 if (kept.size() == count) {
                     kept.removeFirst();
                 }
@@ -87,6 +92,7 @@ final class AuditTailCommand extends CliCommand implements Callable<Integer> {
             }
         });
         if (format.equals("table")) {
+            out.print(captured ? String.format("%-16s  ", "EVENT_ID") : "");
             out.println(String.format(ROW, "TIME", "EXTENSION", "DECISION", "REASON", "METHOD", "DESTINATION",
                     "STATUS", "SENT", "RECEIVED").stripTrailing());
         }
@@ -109,6 +115,9 @@ final class AuditTailCommand extends CliCommand implements Callable<Integer> {
             return;
         }
         JsonNode r = e.record();
+        if (captured) {
+            out.print(String.format("%-16s  ", r.path(AuditFields.EVENT_ID).asText("-")));
+        }
         String host = r.path(AuditFields.SERVER_ADDRESS).asText("");
         JsonNode port = r.get(AuditFields.SERVER_PORT);
         String destination = host.isEmpty() ? "-" : (host.indexOf(':') >= 0 ? "[" + host + "]" : host)
@@ -201,11 +210,15 @@ final class AuditTailCommand extends CliCommand implements Callable<Integer> {
             } catch (IOException e) {
                 continue;
             }
-            if (r != null && r.isObject() && filter.matches(r)) {
+            if (r != null && r.isObject() && matches(r)) {
                 print(out, new Entry(line, r));
             }
         }
         return position;
+    }
+
+    private boolean matches(JsonNode r) {
+        return filter.matches(r) && (!captured || r.path(AuditFields.CAPTURE).asBoolean(false));
     }
 
     private static Object fileKey(Path file) {

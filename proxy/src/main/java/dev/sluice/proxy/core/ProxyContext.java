@@ -25,12 +25,25 @@ import java.time.Clock;
  * @param budgets per-extension egress byte budgets
  * @param approvals asks the {@code approvals} backend about requests that miss the allowlist; null in
  *                  contexts without a policy file (tests)
+ * @param credentials the credential vault for injection; null without one
+ * @param captures where captured exchanges are written (policy {@code capture}); null where nothing is
+ *                 captured (tests)
  */
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
                            Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
                            @Nullable InterceptionTls interception, EgressBudgets budgets,
                            dev.sluice.proxy.approval.@Nullable Approvals approvals,
-                           dev.sluice.proxy.credential.@Nullable Credentials credentials) {
+                           dev.sluice.proxy.credential.@Nullable Credentials credentials,
+                           dev.sluice.proxy.capture.@Nullable CaptureStore captures) {
+
+    /** A context without a capture store. */
+    public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,
+                        SluiceMetrics metrics, ConnectionLimits connections, @Nullable InterceptionTls interception,
+                        EgressBudgets budgets, dev.sluice.proxy.approval.@Nullable Approvals approvals,
+                        dev.sluice.proxy.credential.@Nullable Credentials credentials) {
+        this(policies, auditLog, audit, dialer, clock, metrics, connections, interception, budgets, approvals,
+                credentials, null);
+    }
 
     /** A context without credential injection (placeholders are then not looked for). */
     public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,

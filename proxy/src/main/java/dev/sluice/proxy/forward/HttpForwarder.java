@@ -545,7 +545,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ChannelPipeline downPipeline = down.pipeline();
         for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
                 HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.LLM,
-                HttpPipeline.RED_FLAGS, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
+                HttpPipeline.RED_FLAGS, HttpPipeline.CAPTURE, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
             if (downPipeline.get(name) != null) {
                 downPipeline.remove(name);
             }

@@ -41,6 +41,8 @@ public final class HttpPipeline {
     public static final String LLM = "llm";
     /** Name of the red-flag phase on intercepted hosts. */
     public static final String RED_FLAGS = "flags";
+    /** Name of the capture phase on intercepted hosts (policy {@code capture}). */
+    public static final String CAPTURE = "capture";
     /** Pipeline name of the forwarding phase. */
     public static final String FORWARD = "forward";
     /** Pipeline name of the tunnel set-up phase (explicit listener). */

@@ -47,6 +47,8 @@ import org.slf4j.LoggerFactory;
  *   redact   RedactionPhase: headers and streaming body through the redactor (redact: true)
  *   flags    RedFlagPhase: red_flags on the request body as sent (after redaction, before injection) and
  *            on the response
+ *   capture  CapturePhase: the request body as sent (after redaction, before injection) and the response,
+ *            for hosts under capture (sampled), to the data dir's captures/
  *   credentials CredentialPhase: placeholders swapped for real values where inject allows, else refused
  *   forward  HttpForwarder with TLS
  * </pre>
@@ -71,12 +73,14 @@ public final class Interception {
      * Adds LLM monitoring to an intercepted pipeline whose phases are installed: {@link LlmPhase} (token
      * budget, usage) right after the request phase, and {@link RedFlagPhase} right after redaction and
      * before credential injection, so it reads the body as the sandbox sent it (redacted) and never a
-     * real injected credential.
+     * real injected credential; then {@link CapturePhase} (policy {@code capture}) in the same place, after
+     * the red flags, so that what it copies is what goes upstream (placeholders, never injected values).
      */
     private static void addMonitoring(ProxyContext context, ChannelPipeline pipeline) {
         pipeline.addAfter(HttpPipeline.REQUEST, LlmPhase.NAME, new LlmPhase(context));
         String before = pipeline.get(HttpPipeline.CREDENTIALS) != null ? HttpPipeline.CREDENTIALS : HttpPipeline.FORWARD;
         pipeline.addBefore(before, RedFlagPhase.NAME, new RedFlagPhase(context));
+        pipeline.addBefore(before, CapturePhase.NAME, new CapturePhase(context));
     }
 
     private Interception() {
@@ -124,7 +128,7 @@ public final class Interception {
             h2Chosen.set(true);
             for (String name : List.of(HttpPipeline.DECODER, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
                     HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.FORWARD, LlmPhase.NAME,
-                    RedFlagPhase.NAME)) {
+                    RedFlagPhase.NAME, CapturePhase.NAME)) {
                 if (p.get(name) != null) {
                     p.remove(name);
                 }

@@ -43,6 +43,11 @@ public final class MetricNames {
     public static final String ALERTS_DROPPED = "sluice.alerts.dropped";
     /** {@code sluice_alerts_sent_total}: alerts a webhook accepted. */
     public static final String ALERTS_SENT = "sluice.alerts.sent";
+    /**
+     * {@code sluice_captures_total{result}}: captured exchanges (policy {@code capture}), {@code result}
+     * {@code written}, {@code failed} (the write failed) or {@code dropped} (the writer was behind).
+     */
+    public static final String CAPTURES = "sluice.captures";
 
     /** Tag keys. */
     public static final String EXTENSION = "extension";

@@ -98,6 +98,7 @@ public final class SluiceServer implements AutoCloseable {
     private final AuditExport export;
     private final Path dataDir;
     private final dev.sluice.proxy.credential.Credentials credentials;
+    private final dev.sluice.proxy.capture.CaptureStore captures;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
                          Map<String, String> otelConfig) throws Exception {
@@ -159,9 +160,18 @@ public final class SluiceServer implements AutoCloseable {
                 dev.sluice.proxy.alerts.AlertWebhook::dropped);
         metrics.functionCounter(MetricNames.ALERTS_SENT, Tags.empty(), alerts,
                 dev.sluice.proxy.alerts.AlertWebhook::sent);
+        this.captures = dev.sluice.proxy.capture.CaptureStore.start(dataDir, clock);
+        captures.retain(policy.capture()); // prunes what an earlier run left, by this policy's limits
+        metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "written"), captures,
+                dev.sluice.proxy.capture.CaptureStore::written);
+        metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "failed"), captures,
+                dev.sluice.proxy.capture.CaptureStore::failed);
+        metrics.functionCounter(MetricNames.CAPTURES, Tags.of(MetricNames.RESULT, "dropped"), captures,
+                dev.sluice.proxy.capture.CaptureStore::dropped);
         this.context = new ProxyContext(policies, auditLog, new dev.sluice.proxy.alerts.AlertingAuditSink(
                 new MeteredAuditSink(metrics, records), policies, alerts), dialer, clock,
-                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials);
+                metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials,
+                captures);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -178,7 +188,7 @@ public final class SluiceServer implements AutoCloseable {
      * @param policyFile the file {@code policy} was loaded from, for reloads and for resolving
      *                   {@code tls.extra_trust}; null for the embedded policy
      * @param dataDir the data dir: the local CA ({@code ca.key.pem}, {@code ca.crt.pem}, created on first
-     *                run) and TOFU pins ({@code pins/})
+     *                run), TOFU pins ({@code pins/}) and captured exchanges ({@code captures/}, policy {@code capture})
      * @param ioThreads event loop threads; 0 means Netty's default (2 × cores)
      * @throws Exception when the CA cannot be loaded (for example its key is readable by others) or a
      *                   listener cannot be bound (the server is closed again)
@@ -473,6 +483,7 @@ public final class SluiceServer implements AutoCloseable {
             export.close(); // after the event loops: every connection has written its record
         }
         alerts.close(); // queued alerts are not sent: the sender must not hold shutdown up
+        captures.close(); // after the event loops: what they queued is written (at most 5 s)
         metrics.registry().close();
         interception.close();
         if (ready) {

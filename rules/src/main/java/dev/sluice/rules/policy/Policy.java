@@ -32,13 +32,14 @@ import java.util.Optional;
  * @param credentials the top-level {@code credentials} map, by name (no values: docs/credentials.md)
  * @param redFlags the {@code red_flags} section, or null when no red-flag rule runs
  * @param alerts the {@code alerts} section, or null when no alert is sent
+ * @param capture the {@code capture} section, or null when nothing is captured (the default)
  */
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
                      UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
                      Map<String, Credential> credentials, dev.sluice.rules.redflag.RedFlagSettings redFlags,
-                     AlertSettings alerts) {
+                     AlertSettings alerts, CaptureSettings capture) {
 
     public Policy {
         credentials = credentials == null ? Map.of() : java.util.Collections.unmodifiableMap(
@@ -50,6 +51,17 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
         globalDeny = RuleList.copyOf(globalDeny);
     }
 
+    /** A policy without {@code capture}. */
+    public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
+                  ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
+                  Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
+                  UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
+                  Map<String, Credential> credentials, dev.sluice.rules.redflag.RedFlagSettings redFlags,
+                  AlertSettings alerts) {
+        this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
+                upstreamProxy, includes, approvals, credentials, redFlags, alerts, null);
+    }
+
     /** A policy with credentials but without {@code red_flags} or {@code alerts}. */
     public Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                   ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
@@ -57,7 +69,7 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
                   UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
                   Map<String, Credential> credentials) {
         this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
-                upstreamProxy, includes, approvals, credentials, null, null);
+                upstreamProxy, includes, approvals, credentials, null, null, null);
     }
 
     /** A policy without credentials, {@code red_flags} or {@code alerts}. */
@@ -66,7 +78,7 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
                   Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
                   UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals) {
         this(mode, extensions, globalDeny, network, listen, limits, audit, source, sha256Hex, inspect, tls, redaction,
-                upstreamProxy, includes, approvals, Map.of(), null, null);
+                upstreamProxy, includes, approvals, Map.of(), null, null, null);
     }
 
     /** A policy without an {@code upstream_proxy} section, fragments or approvals. */

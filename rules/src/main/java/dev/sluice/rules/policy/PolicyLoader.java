@@ -66,7 +66,7 @@ public final class PolicyLoader {
 
     private static final Set<String> TOP_KEYS = orderedSet("version", "mode", "extensions", "groups", "deny",
             "network", "listen", "limits", "audit", "inspect", "tls", "redaction", "upstream_proxy", "include",
-            "approvals", "credentials", "red_flags", "alerts");
+            "approvals", "credentials", "red_flags", "alerts", "capture");
     private static final Set<String> CREDENTIAL_KEYS = orderedSet("source", "optional", "placeholder_env", "inject");
     private static final Set<String> CREDENTIAL_SOURCE_KEYS = orderedSet("env", "file", "key", "command", "ttl");
     private static final Set<String> CREDENTIAL_INJECT_KEYS = orderedSet("hosts", "ports", "paths", "header", "basic",
@@ -142,6 +142,7 @@ public final class PolicyLoader {
         SUPPRESS_KEYS.forEach(k -> redFlags.add("suppress." + k));
         tables.put("`red_flags`", redFlags);
         tables.put("`alerts`", ALERT_KEYS);
+        tables.put("`capture`", CaptureSection.KEYS);
         return tables;
     }
 
@@ -370,6 +371,7 @@ public final class PolicyLoader {
             dev.sluice.rules.redflag.RedFlagSettings redFlags = redFlags(value(top, "red_flags"),
                     internalDomains(value(top, "network")));
             AlertSettings alerts = alerts(value(top, "alerts"));
+            CaptureSettings capture = CaptureSection.parse(value(top, "capture"), inspect, this::error);
             if (!errors.isEmpty()) {
                 return null;
             }
@@ -382,7 +384,7 @@ public final class PolicyLoader {
             }
             return new Policy(mode, merged, globalDeny, network, listen, limits, audit, source, sha256Hex,
                     inspect, tls, redaction, upstreamProxy, included, approvals, credentials,
-                    redFlags, alerts);
+                    redFlags, alerts, capture);
         }
 
         AlertSettings alerts(Node node) {

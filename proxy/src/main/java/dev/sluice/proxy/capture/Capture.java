@@ -1,0 +1,191 @@
+package dev.sluice.proxy.capture;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One captured exchange (policy {@code capture}), filled in on the event loop as it streams and handed
+ * to the {@link CaptureStore} once, when the response ends or the exchange is over. The request body
+ * is the one sent upstream after redaction and before credential injection; the response body is
+ * the one the origin sent, its content-encoding undone. Both are cut at {@code max_body_bytes}.
+ *
+ * <p>Written as one JSON object (docs/audit.md "Captures"):
+ * <pre>
+ * {"event.id": ..., "time": ..., "extension": ..., "server.address": ..., "server.port": ...,
+ *  "http.request.method": ..., "url.path": ...,        (query values masked, as in the audit record)
+ *  "request":  {"content_type", "content_encoding", "body" | "body_base64", "body_bytes", "truncated", "note"},
+ *  "response": {"status_code", "content_type", "content_encoding", "body" | "body_base64", "body_bytes",
+ *               "truncated", "complete", "events": [{"event", "data"}], "text", "note"}}
+ * </pre>
+ * {@code response} is absent when no response head came from the origin; {@code complete} is false when
+ * the response broke off. {@code events} and {@code text} are there for {@code text/event-stream}.
+ */
+public final class Capture {
+
+    private static final JsonFactory JSON = JsonFactory.builder().build();
+
+    private final String eventId;
+    private final Instant time;
+    private final String extension;
+    private final String host;
+    private final int port;
+    private final String method;
+    private final String urlPath;
+    private final String requestContentType;
+    private final String requestContentEncoding;
+    private final CapturedBody request;
+    private final long maxBodyBytes;
+    private final AtomicBoolean submitted = new AtomicBoolean();
+    private Integer status;
+    private String responseContentType;
+    private String responseContentEncoding;
+    private CapturedBody response;
+    private boolean responseComplete;
+
+    /**
+     * Starts a capture of one request.
+     *
+     * @param eventId the exchange's audit event id (16 hex characters): the capture's name
+     * @param urlPath the request target with query values masked ({@code AuditEvent.maskQuery})
+     * @param maxBodyBytes the most bytes kept of each body
+     */
+    public Capture(String eventId, Instant time, String extension, String host, int port, String method,
+                   String urlPath, String contentType, String contentEncoding, long maxBodyBytes) {
+        this.eventId = Objects.requireNonNull(eventId, "eventId");
+        this.time = Objects.requireNonNull(time, "time");
+        this.extension = extension;
+        this.host = host;
+        this.port = port;
+        this.method = method;
+        this.urlPath = urlPath;
+        this.requestContentType = contentType;
+        this.requestContentEncoding = contentEncoding;
+        this.maxBodyBytes = maxBodyBytes;
+        this.request = new CapturedBody(contentEncoding, maxBodyBytes);
+    }
+
+    /** Returns the audit event id this capture belongs to. */
+    public String eventId() {
+        return eventId;
+    }
+
+    /** Returns the request body being kept. */
+    public CapturedBody request() {
+        return request;
+    }
+
+    /** Records the response head and starts keeping its body. */
+    public void responseHead(int statusCode, String contentType, String contentEncoding) {
+        this.status = statusCode;
+        this.responseContentType = contentType;
+        this.responseContentEncoding = contentEncoding;
+        this.response = new CapturedBody(contentEncoding, maxBodyBytes);
+    }
+
+    /** Returns the response body being kept, or null before the response head. */
+    public CapturedBody response() {
+        return response;
+    }
+
+    /** Marks the response as read to its end. */
+    public void responseComplete() {
+        responseComplete = true;
+    }
+
+    /** Answers true the first time only: the one caller that hands this capture to the store. */
+    boolean claim() {
+        return submitted.compareAndSet(false, true);
+    }
+
+    /** Returns this capture as a JSON document (UTF-8, pretty-printed). */
+    public byte[] toJson() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.useDefaultPrettyPrinter();
+            g.writeStartObject();
+            g.writeStringField("event.id", eventId);
+            g.writeStringField("time", dev.sluice.proxy.audit.AuditRecord.formatTime(time));
+            string(g, "extension", extension);
+            string(g, "server.address", host);
+            g.writeNumberField("server.port", port);
+            string(g, "http.request.method", method);
+            string(g, "url.path", urlPath);
+            g.writeObjectFieldStart("request");
+            string(g, "content_type", requestContentType);
+            string(g, "content_encoding", requestContentEncoding);
+            body(g, request, false);
+            g.writeEndObject();
+            if (status != null) {
+                g.writeObjectFieldStart("response");
+                g.writeNumberField("status_code", status);
+                string(g, "content_type", responseContentType);
+                string(g, "content_encoding", responseContentEncoding);
+                body(g, response, responseContentType != null
+                        && responseContentType.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream"));
+                g.writeBooleanField("complete", responseComplete);
+                g.writeEndObject();
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    private static void body(JsonGenerator g, CapturedBody body, boolean sse) throws IOException {
+        byte[] bytes = body.bytes();
+        String text = utf8(bytes, body.truncated());
+        if (text != null) {
+            g.writeStringField("body", text);
+        } else {
+            g.writeStringField("body_base64", Base64.getEncoder().encodeToString(bytes));
+        }
+        g.writeNumberField("body_bytes", bytes.length);
+        g.writeBooleanField("truncated", body.truncated());
+        string(g, "note", body.note());
+        if (sse && text != null) {
+            List<ServerSentEvents.Event> events = ServerSentEvents.parse(text);
+            g.writeArrayFieldStart("events");
+            for (ServerSentEvents.Event e : events) {
+                g.writeStartObject();
+                string(g, "event", e.event());
+                g.writeStringField("data", e.data());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeStringField("text", ServerSentEvents.text(events));
+        }
+    }
+
+    /** The bytes as UTF-8, or null when they are not; a cut body may end inside a character (dropped). */
+    static String utf8(byte[] bytes, boolean cut) {
+        for (int drop = 0; drop <= (cut ? Math.min(3, bytes.length) : 0); drop++) {
+            try {
+                return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(ByteBuffer.wrap(bytes, 0, bytes.length - drop)).toString();
+            } catch (CharacterCodingException e) {
+                // try one byte shorter (a cut body), else not text
+            }
+        }
+        return null;
+    }
+
+    private static void string(JsonGenerator g, String name, String value) throws IOException {
+        if (value != null) {
+            g.writeStringField(name, value);
+        }
+    }
+}
