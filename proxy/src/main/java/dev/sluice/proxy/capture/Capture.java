@@ -99,6 +99,54 @@ public final class Capture {
         return response;
     }
 
+    /**
+     * Real credential values (in the forms an origin could echo them) and the placeholder forms that
+     * replace them in what is stored: the response is copied before the credentials phase scrubs it on its
+     * way to the sandbox, so the capture scrubs its own copy the same way. Empty: nothing to replace.
+     */
+    private java.util.Map<String, String> scrub = java.util.Map.of();
+
+    /** Sets the real-to-placeholder forms to replace in the stored request and response ({@link #scrub}). */
+    public void scrubbing(java.util.Map<String, String> forms) {
+        this.scrub = new java.util.LinkedHashMap<>(forms);
+    }
+
+    private String scrubbed(String text, boolean truncated) {
+        for (java.util.Map.Entry<String, String> e : scrub.entrySet()) {
+            if (text.contains(e.getKey())) {
+                text = text.replace(e.getKey(), e.getValue());
+            }
+        }
+        if (truncated) {
+            // a body cut inside a real value would keep its beginning: cut that too
+            for (String real : scrub.keySet()) {
+                for (int k = Math.min(real.length() - 1, text.length()); k > 0; k--) {
+                    if (text.endsWith(real.substring(0, k))) {
+                        text = text.substring(0, text.length() - k);
+                        break;
+                    }
+                }
+            }
+        }
+        return text;
+    }
+
+    /** The same on bytes that are not UTF-8 text: the forms matched as their UTF-8 bytes. */
+    private byte[] scrubbed(byte[] bytes) {
+        if (scrub.isEmpty()) {
+            return bytes;
+        }
+        String latin1 = new String(bytes, StandardCharsets.ISO_8859_1);
+        for (java.util.Map.Entry<String, String> e : scrub.entrySet()) {
+            String key = new String(e.getKey().getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+            if (latin1.contains(key)) {
+                latin1 = latin1.replace(key,
+                        new String(e.getValue().getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1));
+            }
+        }
+        return latin1.getBytes(StandardCharsets.ISO_8859_1);
+    }
+
     /** Marks the response as read to its end. */
     public void responseComplete() {
         responseComplete = true;
@@ -144,13 +192,14 @@ public final class Capture {
         return out.toByteArray();
     }
 
-    private static void body(JsonGenerator g, CapturedBody body, boolean sse) throws IOException {
+    private void body(JsonGenerator g, CapturedBody body, boolean sse) throws IOException {
         byte[] bytes = body.bytes();
         String text = utf8(bytes, body.truncated());
         if (text != null) {
+            text = scrubbed(text, body.truncated());
             g.writeStringField("body", text);
         } else {
-            g.writeStringField("body_base64", Base64.getEncoder().encodeToString(bytes));
+            g.writeStringField("body_base64", Base64.getEncoder().encodeToString(scrubbed(bytes)));
         }
         g.writeNumberField("body_bytes", bytes.length);
         g.writeBooleanField("truncated", body.truncated());

@@ -20,6 +20,37 @@ public final class Credentials implements AutoCloseable {
 
     /** One policy snapshot's credential state. */
     public record Snapshot(Policy policy, PlaceholderTable table, CredentialVault vault) {
+
+        /**
+         * The forms in which an origin could echo a real value of {@code extension}'s credentials, each
+         * mapped to the same form of its placeholder, longest first: the value itself, JSON-escaped
+         * ({@code \/}), percent-encoded (RFC 3986), base64 and base64url without padding (RFC 4648).
+         * Empty when the extension holds no credential whose value is available.
+         */
+        public java.util.Map<String, String> echoForms(String extension) {
+            java.util.Map<String, String> forms = new java.util.LinkedHashMap<>();
+            for (var grant : table.grants(extension).values()) {
+                String real = vault.value(grant.credential().name());
+                if (real == null) {
+                    continue;
+                }
+                String ph = grant.placeholder();
+                forms.put(real, ph);
+                forms.put(real.replace("/", "\\/"), ph);
+                forms.put(java.net.URLEncoder.encode(real, java.nio.charset.StandardCharsets.UTF_8), ph);
+                forms.put(base64(java.util.Base64.getEncoder(), real), base64(java.util.Base64.getEncoder(), ph));
+                forms.put(base64(java.util.Base64.getUrlEncoder(), real), base64(java.util.Base64.getUrlEncoder(), ph));
+            }
+            java.util.List<java.util.Map.Entry<String, String>> sorted = new java.util.ArrayList<>(forms.entrySet());
+            sorted.sort((a, b) -> b.getKey().length() - a.getKey().length());
+            java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+            sorted.forEach(e -> out.put(e.getKey(), e.getValue()));
+            return out;
+        }
+
+        private static String base64(java.util.Base64.Encoder encoder, String s) {
+            return encoder.withoutPadding().encodeToString(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
     }
 
     private final Placeholders placeholders;

@@ -78,6 +78,10 @@ final class CapturePhase extends ChannelInboundHandlerAdapter {
                 request.request().method().name(), AuditEvent.maskQuery(request.request().uri()),
                 request.request().headers().get(HttpHeaderNames.CONTENT_TYPE),
                 request.request().headers().get(HttpHeaderNames.CONTENT_ENCODING), settings.maxBodyBytes());
+        if (context.credentials() != null) {
+            capture.scrubbing(context.credentials().forPolicy(request.policy())
+                    .echoForms(extension == null ? Extension.UNIDENTIFIED : extension));
+        }
         if (request.request() instanceof io.netty.handler.codec.http.FullHttpRequest full) {
             capture.request().feed(full.content());
             capture.request().finish();

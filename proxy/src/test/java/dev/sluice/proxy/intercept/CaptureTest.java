@@ -219,6 +219,24 @@ class CaptureTest {
     }
 
     @Test
+    void aResponseThatEchoesTheInjectedKeyIsCapturedWithThePlaceholderInstead() throws Exception {
+        start("capture: { hosts: [" + API + "] }");
+        String ph = PlaceholderKey.loadOrCreate(sluice.dataDir()).placeholder("default", "llm");
+        // the origin echoes the x-api-key it received (the real value) in a header and an event stream:
+        // raw, split across chunks, JSON-escaped and in base64
+        CurlResult r = post(API, "/v1/echo", "{\"q\":1}", "x-api-key: " + ph, "X-Echo-Header: x-api-key");
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(200);
+        assertThat(r.body()).doesNotContain(REAL).contains(ph);
+
+        JsonNode record = record("/v1/echo");
+        String file = Files.readString(CaptureStore.file(sluice.dataDir(), record.path("event.id").asText()));
+        String realBase64 = java.util.Base64.getEncoder().withoutPadding()
+                .encodeToString(REAL.getBytes(StandardCharsets.UTF_8));
+        assertThat(file).doesNotContain(REAL).doesNotContain(realBase64).contains(ph);
+        assertThat(capture(record.path("event.id").asText()).path("response").path("events").toString()).contains(ph);
+    }
+
+    @Test
     void sampleZeroCapturesNothing() throws Exception {
         start("capture: { hosts: [" + API + "], sample: 0 }");
         for (int i = 0; i < 5; i++) {
