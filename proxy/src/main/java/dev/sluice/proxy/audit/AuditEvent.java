@@ -164,8 +164,30 @@ public final class AuditEvent {
      * {@link #maskQuery(String)}): {@code /a?x=1&token=abc} becomes {@code /a?x=***&token=***}.
      */
     public AuditEvent urlPath(String requestTarget) {
-        this.urlPath = maskQuery(requestTarget);
+        this.urlPath = maskTarget(requestTarget);
         return this;
+    }
+
+    /** Scans recorded paths with every built-in detector (built once: the automaton is shared, read-only). */
+    private static final dev.sluice.rules.redact.HeaderScanner PATH_SCANNER = new dev.sluice.rules.redact.HeaderScanner(
+            dev.sluice.rules.redact.DetectorSet.builtins(), Set.of());
+    /** Shorter paths cannot hold a credential any built-in detector knows. */
+    private static final int MIN_SCANNED_PATH_CHARS = 16;
+
+    /**
+     * {@link #maskQuery(String)}, then every credential a built-in detector finds in what is left (a token
+     * in a path segment, a query parameter without {@code =}) replaced by its percent-encoded marker
+     * ({@code /repos/%5BREDACTED%3Agithub-pat%5D}): a record never holds a credential, whatever the
+     * policy's redaction settings.
+     *
+     * @param requestTarget origin-form or absolute-form request-target; null gives null
+     */
+    public static String maskTarget(String requestTarget) {
+        String masked = maskQuery(requestTarget);
+        if (masked == null || masked.length() < MIN_SCANNED_PATH_CHARS) {
+            return masked;
+        }
+        return PATH_SCANNER.scanTarget(masked).target();
     }
 
     /** Sets {@code tls.mode}: {@code none}, {@code tunnel} or {@code intercept}. */

@@ -75,7 +75,7 @@ final class CapturePhase extends ChannelInboundHandlerAdapter {
         String extension = audit.extensionOrNull();
         Capture capture = new Capture(audit.eventId(), context.clock().instant(),
                 extension == null ? Extension.UNIDENTIFIED : extension, host, request.target().target().port(),
-                request.request().method().name(), AuditEvent.maskQuery(request.request().uri()),
+                request.request().method().name(), AuditEvent.maskTarget(request.request().uri()),
                 request.request().headers().get(HttpHeaderNames.CONTENT_TYPE),
                 request.request().headers().get(HttpHeaderNames.CONTENT_ENCODING), settings.maxBodyBytes());
         if (context.credentials() != null) {

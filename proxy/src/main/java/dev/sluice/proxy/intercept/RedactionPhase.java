@@ -110,6 +110,21 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
             }
         }
 
+        // The request-target too: a token in a path segment or a query value (RFC 9112 section 3.2).
+        HeaderScanner.TargetResult target = new HeaderScanner(settings.detectors(), java.util.Set.of())
+                .scanTarget(uri);
+        if (target.hasFindings()) {
+            target.findings().forEach(audit::addRedactions);
+            if (plan.action() == RedactionAction.BLOCK) {
+                refuse(ctx, request, Decision.deny(plan.blockReason(), "redaction"), "credential in the request-target");
+                return;
+            }
+            if (plan.action() == RedactionAction.REDACT) {
+                request.request().setUri(target.target());
+                audit.urlPath(target.target());
+            }
+        }
+
         boolean hasBody = HttpUtil.isTransferEncodingChunked(request.request())
                 || HttpUtil.getContentLength(request.request(), 0L) > 0;
         ForwardRequest outgoing = request.withResponseScan(

@@ -221,4 +221,16 @@ class AuditEventTest {
         assertThat(records.get(0).bytesSent()).isEqualTo(40_000);
         assertThat(records.get(0).bytesReceived()).isEqualTo(80_000);
     }
+
+    @Test
+    void aCredentialInAPathSegmentOrABareQueryNeverReachesTheRecord() {
+        String token = "ghp_" + "1A2b3C4d5E6f7G8h9I0jK1lM2nO3pQ4rS5tU";
+        assertThat(AuditEvent.maskTarget("/ok/" + token)).isEqualTo("/ok/%5BREDACTED%3Agithub-pat%5D");
+        assertThat(AuditEvent.maskTarget("http://api.test:8080/a?" + token + "&x=1"))
+                .isEqualTo("/a?%5BREDACTED%3Agithub-pat%5D&x=***");
+        assertThat(AuditEvent.maskTarget("/v1/chat/completions")).isEqualTo("/v1/chat/completions");
+        newEvent().urlPath("/repos/" + token + "/git").emit();
+        assertThat(records.get(0).toJson()).doesNotContain(token)
+                .contains("\"url.path\":\"/repos/%5BREDACTED%3Agithub-pat%5D/git\"");
+    }
 }

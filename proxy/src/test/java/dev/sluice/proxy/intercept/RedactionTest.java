@@ -298,6 +298,49 @@ class RedactionTest {
         assertThat(brotli.statusCode()).isEqualTo(415);
     }
 
+    /** A made-up GitHub token shape (ghp_ and 36 characters), never a real one. */
+    private String githubToken() {
+        StringBuilder b = new StringBuilder("ghp_");
+        for (int i = 0; i < 36; i++) {
+            b.append(ALNUM.charAt(random.nextInt(ALNUM.length())));
+        }
+        return b.toString();
+    }
+
+    @Test
+    void aTokenInThePathOrABareQueryIsRedactedUpstreamAndNeverInTheRecord() throws Exception {
+        start("action: redact", "max_header_bytes: 32768");
+        String path = githubToken();
+        String query = githubToken();
+        HttpResponse<String> response = client().send(HttpRequest.newBuilder(URI.create(
+                "https://" + HOST + ":" + origin.httpsPort() + "/repos/" + path + "/x?" + query)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        String seen = origin.server().getAllServeEvents().get(0).getRequest().getUrl();
+        assertThat(seen).isEqualTo("/repos/%5BREDACTED%3Agithub-pat%5D/x?%5BREDACTED%3Agithub-pat%5D");
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.path("url.path").asText("").startsWith("/repos/")).findFirst().orElse(null),
+                r -> r != null);
+        assertThat(record.path("url.path").asText()).isEqualTo(seen);
+        assertThat(record.path("redactions").path("github-pat").asLong()).isEqualTo(2);
+        assertThat(sluice.audit().toString()).doesNotContain(path).doesNotContain(query);
+    }
+
+    @Test
+    void blockModeRefusesATokenInThePath() throws Exception {
+        start("action: block", "max_header_bytes: 32768");
+        String token = githubToken();
+        HttpResponse<String> response = client().send(HttpRequest.newBuilder(URI.create(
+                "https://" + HOST + ":" + origin.httpsPort() + "/t/" + token)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(403);
+        assertThat(response.body()).isEqualTo("sluice: credential_detected\n");
+        assertThat(origin.server().getAllServeEvents()).isEmpty();
+        await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .anyMatch(r -> "credential_detected".equals(r.path("reason").asText(null))));
+        assertThat(sluice.audit().toString()).doesNotContain(token).contains("%5BREDACTED%3Agithub-pat%5D");
+    }
+
     @Test
     void aSigV4SignedBodyWithAKeyIsBlocked() throws Exception {
         start("action: redact", "max_header_bytes: 32768");

@@ -89,4 +89,33 @@ public final class HeaderScanner {
         }
         return new Result(out, findings);
     }
+
+    /** A request-target after {@link #scanTarget}: the target to use and what was found in it (detector id → count). */
+    public record TargetResult(String target, Map<String, Long> findings) {
+
+        /** Whether a credential was found. */
+        public boolean hasFindings() {
+            return !findings.isEmpty();
+        }
+    }
+
+    private static final java.util.regex.Pattern MARKER = java.util.regex.Pattern.compile("\\[REDACTED:([a-z0-9-]+)\\]");
+
+    /**
+     * Scans a request-target (path and query, RFC 9112 section 3.2) for credentials, as a header value is
+     * scanned. A credential is replaced by its marker with the marker's brackets and colon
+     * percent-encoded ({@code %5BREDACTED%3Agithub-pat%5D}), so that the target stays a valid URI
+     * (RFC 3986 section 2.2). Names are never skipped here.
+     */
+    public TargetResult scanTarget(String target) {
+        if (target == null || target.isEmpty()) {
+            return new TargetResult(target, Map.of());
+        }
+        Result r = scan(List.of(Map.entry("request-target", target)));
+        if (!r.hasFindings()) {
+            return new TargetResult(target, Map.of());
+        }
+        String redacted = MARKER.matcher(r.headers().get(0).getValue()).replaceAll("%5BREDACTED%3A$1%5D");
+        return new TargetResult(redacted, r.findings());
+    }
 }
