@@ -74,6 +74,7 @@ public final class AuditEvent {
     private volatile String peerAddress;
     private volatile Integer statusCode;
     private volatile String pin;
+    private volatile String upstreamProtocol;
     private volatile String error;
     private volatile String approval;
     private volatile String approvalBy;
@@ -220,6 +221,15 @@ public final class AuditEvent {
     /** Sets {@code http.response.status_code}, the status sent downstream. */
     public AuditEvent statusCode(int status) {
         this.statusCode = status;
+        return this;
+    }
+
+    /**
+     * Sets {@code upstream.protocol}: {@code h2} or {@code http/1.1}, the protocol of an intercepted
+     * exchange's upstream leg (the ALPN name).
+     */
+    public AuditEvent upstreamProtocol(String protocol) {
+        this.upstreamProtocol = checkWord("upstream.protocol", protocol, Set.of("h2", "http/1.1"));
         return this;
     }
 
@@ -377,7 +387,7 @@ public final class AuditEvent {
                 Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope,
                 List.copyOf(credentials), websocketMode, countOrNull(websocketMessagesSent),
                 countOrNull(websocketMessagesReceived), llmModel, countOrNull(llmInputTokens),
-                countOrNull(llmOutputTokens), Map.copyOf(redFlags)));
+                countOrNull(llmOutputTokens), Map.copyOf(redFlags), upstreamProtocol));
         return true;
     }
 

@@ -306,6 +306,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             if (upstreamPin != null) {
                 request.audit().pin(upstreamPin);
             }
+            recordUpstreamProtocol(request);
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             return;
         }
@@ -410,6 +411,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         request.audit().pin(leg.pin());
         request.audit().peerAddress(peerAddress(upstream));
         sendRequest(request);
+    }
+
+    /** Puts {@code upstream.protocol} in an intercepted exchange's record: h2 on a stream, else http/1.1. */
+    private void recordUpstreamProtocol(ForwardRequest request) {
+        if (upstreamTls != null) {
+            request.audit().upstreamProtocol(upstreamStream ? "h2" : "http/1.1");
+        }
     }
 
     /** An HTTP/1.1 connection of this forwarder that no exchange of its takes: to the pool, or closed. */
@@ -575,6 +583,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     /** Writes the request head, the body held so far, and starts relaying on {@link #upstream}. */
     private void sendRequest(ForwardRequest request) {
+        recordUpstreamProtocol(request);
         upstream.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         while (!pendingBody.isEmpty()) {
             upstream.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);

@@ -8,6 +8,7 @@ import dev.sluice.proxy.testing.H2Origin;
 import dev.sluice.proxy.testing.SluiceFixture;
 import dev.sluice.proxy.testing.TestTls;
 import dev.sluice.proxy.testing.TrustOnly;
+import dev.sluice.proxy.tls.InterceptionTls;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -30,6 +31,8 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The upstream leg of an intercepted HTTP/2 client speaks what the origin offers: here an h2-only
@@ -62,6 +65,30 @@ class H2UpstreamTest {
     }
 
     private void start(String inspect) throws Exception {
+        start(inspect, null);
+    }
+
+    /** Starts the origin and Sluice, with the TLS provider {@code provider} ({@code openssl}, {@code jdk}, null: auto). */
+    private void start(String inspect, String provider) throws Exception {
+        String before = System.getProperty(InterceptionTls.PROVIDER_PROPERTY);
+        if (provider != null) {
+            System.setProperty(InterceptionTls.PROVIDER_PROPERTY, provider);
+        }
+        try {
+            startWithProperty(inspect);
+        } finally {
+            if (before == null) {
+                System.clearProperty(InterceptionTls.PROVIDER_PROPERTY);
+            } else {
+                System.setProperty(InterceptionTls.PROVIDER_PROPERTY, before);
+            }
+        }
+        if (provider != null) {
+            assertThat(sluice.server().interception().provider().name()).isEqualToIgnoringCase(provider);
+        }
+    }
+
+    private void startWithProperty(String inspect) throws Exception {
         TestTls tls = TestTls.create(dir.resolve("origin-tls"), HOST);
         origin = H2Origin.start(tls);
         sluice = SluiceFixture.start("""
@@ -126,14 +153,16 @@ class H2UpstreamTest {
         JsonNode first = one(path("/ok/first"));
         assertThat(first.path("http.response.status_code").asInt()).isEqualTo(200);
         assertThat(first.path("pin").asText()).isIn("recorded", "ok");
+        assertThat(first.path("upstream.protocol").asText()).isEqualTo("h2");
         assertThat(first.path("bytes.received").asLong()).isGreaterThanOrEqualTo("{\"ok\":true}".length());
         JsonNode third = one(path("/ok/third"));
         assertThat(third.path("pin").asText()).isIn("recorded", "ok");
     }
 
-    @Test
-    void javaHttpClientConcurrentStreamsAreMultiplexedOnOneH2UpstreamConnection() throws Exception {
-        start("{ redact: true, pins: tofu }");
+    @ParameterizedTest
+    @ValueSource(strings = {"openssl", "jdk"})
+    void javaHttpClientConcurrentStreamsAreMultiplexedOnOneH2UpstreamConnection(String provider) throws Exception {
+        start("{ redact: true, pins: tofu }", provider);
         InetSocketAddress proxy = new InetSocketAddress("127.0.0.1", URI.create(sluice.proxyUrl()).getPort());
         HttpClient client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_2)
@@ -160,7 +189,9 @@ class H2UpstreamTest {
         assertThat(origin.requests()).hasSize(9);
         assertThat(origin.connections()).as("one upstream connection for the client's one connection").isEqualTo(1);
         for (int i = 0; i < 8; i++) {
-            assertThat(one(path("/ok/n/" + i)).path("http.response.status_code").asInt()).isEqualTo(200);
+            JsonNode record = one(path("/ok/n/" + i));
+            assertThat(record.path("http.response.status_code").asInt()).isEqualTo(200);
+            assertThat(record.path("upstream.protocol").asText()).isEqualTo("h2");
         }
     }
 
@@ -210,11 +241,13 @@ class H2UpstreamTest {
         assertThat(origin.requests().get(0).body()).doesNotContain(key).contains("[REDACTED:anthropic-api-key]");
         JsonNode record = one(path("/ok/v1/messages"));
         assertThat(record.path("redactions").path("anthropic-api-key").asLong()).isEqualTo(1);
+        assertThat(record.path("upstream.protocol").asText()).isEqualTo("h2");
     }
 
-    @Test
-    void aWrongPinOnTheH2UpstreamIs502PinMismatchAndNothingReachesTheOrigin() throws Exception {
-        start("{ redact: true, pins: [\"" + WRONG_PIN + "\"] }");
+    @ParameterizedTest
+    @ValueSource(strings = {"openssl", "jdk"})
+    void aWrongPinOnTheH2UpstreamIs502PinMismatchAndNothingReachesTheOrigin(String provider) throws Exception {
+        start("{ redact: true, pins: [\"" + WRONG_PIN + "\"] }", provider);
         String out = curl("-w", "[%{http_version} %{http_code}]\\n", url("/ok/first"), url("/ok/second"));
         assertThat(out).contains("[2 502]").doesNotContain("[2 200]");
         assertThat(origin.requests()).isEmpty();
@@ -222,5 +255,6 @@ class H2UpstreamTest {
         assertThat(first.path("reason").asText()).isEqualTo("pin_mismatch");
         assertThat(first.path("http.response.status_code").asInt()).isEqualTo(502);
         assertThat(one(path("/ok/second")).path("reason").asText()).isEqualTo("pin_mismatch");
+        assertThat(first.has("upstream.protocol")).as("no upstream leg was set up").isFalse();
     }
 }
