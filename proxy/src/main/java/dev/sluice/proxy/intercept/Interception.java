@@ -53,8 +53,10 @@ import org.slf4j.LoggerFactory;
  * </pre>
  * When the handshake chose {@code h2}, the HTTP/1.1 handlers give way to {@link H2Interception}: each
  * stream's child channel runs the same request, redact and forward phases (one audit record per
- * stream); the first stream adopts the connection the CONNECT dialled, later ones take a kept-alive
- * connection from the downstream connection's {@link UpstreamPool} or dial their own.
+ * stream); the first stream adopts the connection the CONNECT dialled, whose TLS offers the origin h2
+ * and http/1.1; when the origin chooses h2, later streams become streams of that connection
+ * ({@link H2Upstreams}), otherwise they take a kept-alive connection from the downstream connection's
+ * {@link UpstreamPool} or dial their own. An HTTP/1.1 client's upstream stays HTTP/1.1.
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
  * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
  * record; the tunnel's record (handshake bytes, SNI, errors) is written when the connection closes.
