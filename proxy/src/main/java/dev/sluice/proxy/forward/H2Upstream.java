@@ -43,6 +43,7 @@ final class H2Upstream {
 
     private static final Logger log = LoggerFactory.getLogger(H2Upstream.class);
 
+
     private final Channel channel;
     private final Http2FrameCodec codec;
     private final String authority;

@@ -18,6 +18,14 @@ import java.util.List;
  */
 public final class H2Upstreams {
 
+    /**
+     * Set on an HTTP/2 client's stream channel whose request said {@code te: trailers} (gRPC does, RFC
+     * 9113 section 8.2.2): the request phase strips {@code TE} as hop-by-hop, and the forwarder sends
+     * {@code te: trailers} again when the exchange goes out as a stream of an h2 upstream connection.
+     */
+    public static final io.netty.util.AttributeKey<Boolean> TE_TRAILERS =
+            io.netty.util.AttributeKey.valueOf("sluice.h2.te-trailers");
+
     private record Entry(String authority, Policy policy, Future<UpstreamAlpn.Negotiated> negotiation) {
     }
 

@@ -89,6 +89,14 @@ import org.slf4j.LoggerFactory;
  * per {@link WebSocketDeflate}); the exchange's record becomes the connection's, written when it ends.
  * A 101 without a valid accept, or naming an extension Sluice did not offer, is 502
  * {@code upstream_protocol_error}; any other answer is relayed as usual.
+ *
+ * <p>HTTP/2 upstream ({@link #h2Upstream}, the forwarders of an HTTP/2 client's streams): a fresh
+ * upstream connection offers {@code h2} and {@code http/1.1} by ALPN and the request waits, as during a
+ * dial, for {@link UpstreamAlpn} to report the handshake (trust and pins) and the origin's choice. With
+ * {@code h2} the exchange is a stream of an {@link H2Upstream} shared through {@link H2Upstreams} (the
+ * {@code upstream} channel is then the stream's child channel, closed with the exchange); with
+ * {@code http/1.1} everything above applies. A failed handshake is the request's answer (502
+ * {@code pin_mismatch}, {@code upstream_tls_failed}, ...). The record says which in {@code upstream.protocol}.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
@@ -584,6 +592,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     /** Writes the request head, the body held so far, and starts relaying on {@link #upstream}. */
     private void sendRequest(ForwardRequest request) {
         recordUpstreamProtocol(request);
+        if (upstreamStream && Boolean.TRUE.equals(ctx.channel().attr(H2Upstreams.TE_TRAILERS).get())) {
+            request.request().headers().set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
+        }
         upstream.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         while (!pendingBody.isEmpty()) {
             upstream.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);

@@ -265,6 +265,10 @@ final class H2Interception {
                 for (HttpConversionUtil.ExtensionHeaderNames name : HttpConversionUtil.ExtensionHeaderNames.values()) {
                     request.headers().remove(name.text());
                 }
+                // The only TE value HTTP/2 allows; the request phase strips TE, an h2 upstream leg sends it again.
+                ctx.channel().attr(dev.sluice.proxy.forward.H2Upstreams.TE_TRAILERS).set(
+                        request.headers().containsValue(io.netty.handler.codec.http.HttpHeaderNames.TE,
+                                io.netty.handler.codec.http.HttpHeaderValues.TRAILERS, true));
                 if (msg instanceof FullHttpRequest full) {
                     HttpRequest head = new DefaultHttpRequest(full.protocolVersion(), full.method(), full.uri(),
                             full.headers());

@@ -244,6 +244,21 @@ class H2UpstreamTest {
         assertThat(record.path("upstream.protocol").asText()).isEqualTo("h2");
     }
 
+    @Test
+    void teTrailersOfAnH2RequestReachesTheH2Origin() throws Exception {
+        // gRPC sends te: trailers (RFC 9113 section 8.2.2); Sluice strips TE as hop-by-hop, and sends
+        // te: trailers again on an h2 upstream stream whose client asked for it.
+        start("{ redact: true, pins: tofu }");
+        String out = curl("-w", "[%{http_version} %{http_code}]\\n", "-H", "te: trailers", url("/ok/grpc-like"),
+                "--next", "-sS", "--http2", "-x", sluice.proxyUrl(), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-w", "[%{http_version} %{http_code}]\\n",
+                url("/ok/plain"));
+        assertThat(out.split("\\[2 200]", -1)).as(out).hasSize(3);
+        assertThat(origin.requests()).extracting(H2Origin.Seen::path).containsExactly("/ok/grpc-like", "/ok/plain");
+        assertThat(origin.requests().get(0).te()).isEqualTo("trailers");
+        assertThat(origin.requests().get(1).te()).isNull();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"openssl", "jdk"})
     void aWrongPinOnTheH2UpstreamIs502PinMismatchAndNothingReachesTheOrigin(String provider) throws Exception {

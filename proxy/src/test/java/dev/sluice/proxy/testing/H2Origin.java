@@ -56,7 +56,7 @@ public final class H2Origin implements AutoCloseable {
     public static final long SSE_GAP_MILLIS = 250;
 
     /** One request as the origin saw it. */
-    public record Seen(String method, String path, String body, String scheme) {
+    public record Seen(String method, String path, String body, String scheme, String te) {
     }
 
     private final EventLoopGroup group;
@@ -124,7 +124,7 @@ public final class H2Origin implements AutoCloseable {
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
             requests.add(new Seen(request.method().name(), request.uri(),
                     request.content().toString(StandardCharsets.UTF_8),
-                    request.headers().get("x-http2-scheme")));
+                    request.headers().get("x-http2-scheme"), request.headers().get("te")));
             if (request.uri().startsWith("/ok/sse")) {
                 HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
                 head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
