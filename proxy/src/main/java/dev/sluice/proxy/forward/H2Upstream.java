@@ -160,7 +160,8 @@ final class H2Upstream {
     /**
      * Splits a {@link FullHttpResponse} (HEADERS with END_STREAM, or a response the codec aggregated)
      * into its head and its last content, as HTTP/1.1's decoder hands them to the forwarder; a head
-     * with neither {@code content-length} nor chunked framing that carries a body gets its length.
+     * with neither {@code content-length} nor chunked framing whose body is not empty gets its length
+     * (an empty one stays without: it may answer a HEAD).
      */
     private static final class WholeResponseSplit extends ChannelInboundHandlerAdapter {
         @Override
@@ -170,7 +171,7 @@ final class H2Upstream {
                 head.setDecoderResult(full.decoderResult());
                 int code = full.status().code();
                 if (!HttpUtil.isContentLengthSet(head) && !HttpUtil.isTransferEncodingChunked(head)
-                        && code >= 200 && code != 204 && code != 304) {
+                        && full.content().isReadable() && code >= 200 && code != 204 && code != 304) {
                     HttpUtil.setContentLength(head, full.content().readableBytes());
                 }
                 ctx.fireChannelRead(head);

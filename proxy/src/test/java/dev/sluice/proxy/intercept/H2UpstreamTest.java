@@ -196,6 +196,35 @@ class H2UpstreamTest {
     }
 
     @Test
+    void nodeHttp2StreamsSentAtOnceWaitForTheFirstHandshakeAndShareItsConnection() throws Exception {
+        // All streams arrive before the upstream handshake of the CONNECT's connection has ended: they
+        // wait for it instead of dialling, then become streams of that one connection.
+        start("{ redact: true, pins: tofu }");
+        Path script = Path.of("src/test/node/h2-through-proxy.js").toAbsolutePath();
+        ProcessBuilder builder = new ProcessBuilder("node", script.toString(), "127.0.0.1",
+                String.valueOf(sluice.port()), HOST, String.valueOf(origin.port()),
+                sluice.dataDir().resolve("ca.crt.pem").toString(),
+                "/ok/1", "/ok/2", "/ok/3", "/ok/4", "/ok/5", "/denied").redirectErrorStream(true);
+        Process p = builder.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(output).isZero();
+        JsonNode result = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(output.lines().reduce((x, y) -> y).orElseThrow());
+        assertThat(result.path("alpn").asText()).isEqualTo("h2");
+        for (int i = 0; i < 5; i++) {
+            assertThat(result.path("results").get(i).path("status").asInt()).as(output).isEqualTo(200);
+            assertThat(result.path("results").get(i).path("body").asText()).isEqualTo("{\"ok\":true}");
+        }
+        assertThat(result.path("results").get(5).path("status").asInt()).isEqualTo(403);
+        assertThat(origin.requests()).hasSize(5);
+        assertThat(origin.connections()).as("one upstream connection for six streams sent at once").isEqualTo(1);
+        for (int i = 1; i <= 5; i++) {
+            assertThat(one(path("/ok/" + i)).path("upstream.protocol").asText()).isEqualTo("h2");
+        }
+    }
+
+    @Test
     void anSseAnswerFromAnH2OriginArrivesEventByEvent() throws Exception {
         start("{ redact: true, pins: tofu }");
         ProcessBuilder builder = new ProcessBuilder("curl", "-q", "-sS", "-N", "--http2", "-x", sluice.proxyUrl(),
