@@ -74,6 +74,7 @@ public final class AuditEvent {
     private volatile String peerAddress;
     private volatile Integer statusCode;
     private volatile String pin;
+    private volatile String upstreamProtocol;
     private volatile String error;
     private volatile String approval;
     private volatile String approvalBy;
@@ -246,6 +247,15 @@ public final class AuditEvent {
         return this;
     }
 
+    /**
+     * Sets {@code upstream.protocol}: {@code h2} or {@code http/1.1}, the protocol of an intercepted
+     * exchange's upstream leg (the ALPN name).
+     */
+    public AuditEvent upstreamProtocol(String protocol) {
+        this.upstreamProtocol = checkWord("upstream.protocol", protocol, Set.of("h2", "http/1.1"));
+        return this;
+    }
+
     /** Sets {@code pin}: {@code ok}, {@code mismatch}, {@code recorded} or {@code none}. */
     public AuditEvent pin(String pinResult) {
         this.pin = checkWord("pin", pinResult, PINS);
@@ -406,7 +416,8 @@ public final class AuditEvent {
                 Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope,
                 List.copyOf(credentials), websocketMode, countOrNull(websocketMessagesSent),
                 countOrNull(websocketMessagesReceived), llmModel, countOrNull(llmInputTokens),
-                countOrNull(llmOutputTokens), Map.copyOf(redFlags), capture ? Boolean.TRUE : null));
+                countOrNull(llmOutputTokens), Map.copyOf(redFlags), capture ? Boolean.TRUE : null,
+                upstreamProtocol));
         return true;
     }
 

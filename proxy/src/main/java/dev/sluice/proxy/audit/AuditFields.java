@@ -55,6 +55,12 @@ public final class AuditFields {
     public static final String REDACTIONS = "redactions";
     /** {@code ok}, {@code mismatch}, {@code recorded} or {@code none}. */
     public static final String PIN = "pin";
+
+    /**
+     * The application protocol of an intercepted exchange's upstream leg, as ALPN names it: {@code h2}
+     * (the origin chose HTTP/2) or {@code http/1.1}.
+     */
+    public static final String UPSTREAM_PROTOCOL = "upstream.protocol";
     /** A short one-line error description. */
     public static final String ERROR = "error";
     /** For an {@code address_class} denial: the class of the answer ({@code metadata}, {@code loopback}, ...). */
@@ -96,7 +102,7 @@ public final class AuditFields {
             TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
             URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, ADDRESS_CLASS, RULE,
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
-            REDACTIONS, PIN, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, CREDENTIALS, WEBSOCKET_MODE,
+            REDACTIONS, PIN, UPSTREAM_PROTOCOL, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, CREDENTIALS, WEBSOCKET_MODE,
             WEBSOCKET_MESSAGES_SENT, WEBSOCKET_MESSAGES_RECEIVED, LLM_MODEL, LLM_INPUT_TOKENS, LLM_OUTPUT_TOKENS,
             RED_FLAGS, CAPTURE, ERROR);
 

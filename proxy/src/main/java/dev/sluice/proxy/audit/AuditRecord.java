@@ -49,6 +49,8 @@ import java.util.TreeSet;
  * @param durationMs duration in milliseconds, {@code >= 0}
  * @param redactions detector id to count; null or empty is omitted; copied, unmodifiable, sorted by id
  * @param pin {@code ok}, {@code mismatch}, {@code recorded} or {@code none}; nullable
+ * @param upstreamProtocol (last component) {@code h2} or {@code http/1.1}: the upstream leg of an
+ *     intercepted exchange; nullable
  * @param error short one-line error; nullable
  * @param addressClass for an {@code address_class} denial, the class ({@code metadata}, {@code loopback}, ...);
  *     nullable
@@ -103,12 +105,29 @@ public record AuditRecord(
         Long llmInputTokens,
         Long llmOutputTokens,
         Map<String, Long> redFlags,
-        Boolean capture) {
+        Boolean capture,
+        String upstreamProtocol) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
     private static final DateTimeFormatter RFC3339_MILLIS =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    /** A record without {@code upstream.protocol} (every record but an intercepted exchange's). */
+    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
+                       String listener, String method, String scheme, String serverAddress, Integer serverPort,
+                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
+                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
+                       Map<String, Long> redactions, String pin, String error, String addressClass, String approval,
+                       String approvalBy, String approvalScope, List<String> credentials, String websocketMode,
+                       Long websocketMessagesSent, Long websocketMessagesReceived, String llmModel,
+                       Long llmInputTokens, Long llmOutputTokens, Map<String, Long> redFlags) {
+        this(time, eventId, extension, clientAddress, clientPort, listener, method, scheme, serverAddress, serverPort,
+                urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent, bytesReceived,
+                durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope, credentials,
+                websocketMode, websocketMessagesSent, websocketMessagesReceived, llmModel, llmInputTokens,
+                llmOutputTokens, redFlags, null, null);
+    }
 
     /** Validates and normalises: {@code redactions}, {@code credentials} and {@code redFlags} are copied (null when empty). */
     public AuditRecord {
@@ -146,21 +165,6 @@ public record AuditRecord(
         }
     }
 
-    /** A record without {@code capture}. */
-    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
-                       String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
-                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
-                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
-                       Map<String, Long> redactions, String pin, String error, String addressClass,
-                       String approval, String approvalBy, String approvalScope, List<String> credentials,
-                       String websocketMode, Long websocketMessagesSent, Long websocketMessagesReceived,
-                       String llmModel, Long llmInputTokens, Long llmOutputTokens, Map<String, Long> redFlags) {
-        this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
-                serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
-                bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
-                credentials, websocketMode, websocketMessagesSent, websocketMessagesReceived, llmModel, llmInputTokens,
-                llmOutputTokens, redFlags, null);
-    }
 
     /** A record of a request that was held for approval or not, without second-wave fields. */
     public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
@@ -172,7 +176,7 @@ public record AuditRecord(
         this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
                 serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
                 bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
-                null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null);
     }
 
     /** A record of a request that was not held for approval. */
@@ -238,6 +242,7 @@ public record AuditRecord(
             out.writeEndObject();
         }
         string(out, AuditFields.PIN, pin);
+        string(out, AuditFields.UPSTREAM_PROTOCOL, upstreamProtocol);
         string(out, AuditFields.APPROVAL, approval);
         string(out, AuditFields.APPROVAL_BY, approvalBy);
         string(out, AuditFields.APPROVAL_SCOPE, approvalScope);

@@ -89,6 +89,14 @@ import org.slf4j.LoggerFactory;
  * per {@link WebSocketDeflate}); the exchange's record becomes the connection's, written when it ends.
  * A 101 without a valid accept, or naming an extension Sluice did not offer, is 502
  * {@code upstream_protocol_error}; any other answer is relayed as usual.
+ *
+ * <p>HTTP/2 upstream ({@link #h2Upstream}, the forwarders of an HTTP/2 client's streams): a fresh
+ * upstream connection offers {@code h2} and {@code http/1.1} by ALPN and the request waits, as during a
+ * dial, for {@link UpstreamAlpn} to report the handshake (trust and pins) and the origin's choice. With
+ * {@code h2} the exchange is a stream of an {@link H2Upstream} shared through {@link H2Upstreams} (the
+ * {@code upstream} channel is then the stream's child channel, closed with the exchange); with
+ * {@code http/1.1} everything above applies. A failed handshake is the request's answer (502
+ * {@code pin_mismatch}, {@code upstream_tls_failed}, ...). The record says which in {@code upstream.protocol}.
  */
 public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
@@ -140,6 +148,19 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private long requestBodyBytes;
     /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
     private UpstreamPool pool;
+    /** HTTP/2 streams of an h2 client: upstream connections offer h2 and are shared here; else null. */
+    private H2Upstreams h2;
+    /** How fresh upstream connections speak TLS when {@link #h2} is set (ALPN h2, http/1.1). */
+    private UpstreamTls h2Tls;
+    /** The current upstream is a stream of an h2 upstream connection (closed after each exchange). */
+    private boolean upstreamStream;
+    /** With {@link #h2}: the adopted connection, its handshake under way, until a request claims it. */
+    private Owned adopted;
+
+    /** A fresh upstream connection this forwarder dialled or adopted, its protocol not yet known. */
+    private record Owned(Channel channel, ByteCounter counter, String authority, Policy policy,
+                         Future<UpstreamAlpn.Negotiated> negotiation, boolean dialled) {
+    }
 
     public HttpForwarder(ProxyContext context) {
         this(context, null);
@@ -160,6 +181,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * response relay, and starts reading. Call on the event loop, before the first request.
      */
     public void adopt(Channel channel, ByteCounter counter, Target target, Policy policy) {
+        if (h2 != null) {
+            // The protocol is the origin's choice, known when the handshake ends; the first request waits.
+            io.netty.util.concurrent.Promise<UpstreamAlpn.Negotiated> negotiation = channel.eventLoop().newPromise();
+            installH2Offer(channel, target, policy, negotiation);
+            h2.negotiating(target.authority(), policy, negotiation);
+            adopted = new Owned(channel, counter, target.authority(), policy, negotiation, false);
+            Reads.setAutoRead(channel, true);
+            return;
+        }
         installUpstreamHandlers(channel, target);
         upstream = channel;
         upstreamExchanges = 0;
@@ -169,6 +199,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamFailure = null;
         upstreamHandshakeFailure = null;
         Reads.setAutoRead(channel, true);
+    }
+
+    /** Adds TLS offering h2 and http/1.1, and {@link UpstreamAlpn} behind it, which completes {@code negotiation}. */
+    private void installH2Offer(Channel ch, Target target, Policy policy,
+                                io.netty.util.concurrent.Promise<UpstreamAlpn.Negotiated> negotiation) {
+        h2Tls.install(ch.pipeline(), target.host(), target.port());
+        ch.pipeline().addLast(UpstreamAlpn.NAME, new UpstreamAlpn(target.authority(), policy, negotiation));
     }
 
     private void installUpstreamHandlers(Channel ch, Target target) {
@@ -186,6 +223,18 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      */
     public void pool(UpstreamPool pool) {
         this.pool = pool;
+    }
+
+    /**
+     * Makes this forwarder (one HTTP/2 client stream's) offer {@code h2} and {@code http/1.1} by ALPN on
+     * every fresh upstream connection ({@code tls}: the same trust and pins, another ALPN offer) and
+     * carry its exchange as a stream of an h2 connection in {@code shared} when the origin chose h2
+     * (one upstream connection multiplexing the streams of the downstream connection), or over
+     * HTTP/1.1 as before. Call before {@link #adopt} and the first request.
+     */
+    public void h2Upstream(H2Upstreams shared, UpstreamTls tls) {
+        this.h2 = shared;
+        this.h2Tls = tls;
     }
 
     @Override
@@ -265,6 +314,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             if (upstreamPin != null) {
                 request.audit().pin(upstreamPin);
             }
+            recordUpstreamProtocol(request);
             upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             return;
         }
@@ -279,13 +329,209 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         closeUpstream();
+        if (h2 != null) {
+            Owned own = adopted;
+            adopted = null;
+            Future<UpstreamAlpn.Negotiated> shared = own != null ? own.negotiation() : h2.find(authority, request.policy());
+            if (shared != null) {
+                awaitNegotiation(request, shared, own);
+                return;
+            }
+        }
         dial(request);
+    }
+
+    /** Waits (reading paused, body queued) for the handshake of an upstream connection, then {@link #onNegotiated}. */
+    private void awaitNegotiation(ForwardRequest request, Future<UpstreamAlpn.Negotiated> negotiation, Owned own) {
+        dialing = true;
+        Reads.setAutoRead(ctx.channel(), false);
+        negotiation.addListener(f -> onNegotiated(request, negotiation, own));
+    }
+
+    /**
+     * A connection's protocol is known. Its handshake failed: the request is refused with that failure
+     * (502 {@code pin_mismatch}, {@code upstream_tls_failed}...), no second handshake. h2: the exchange
+     * opens a stream on it. http/1.1: this forwarder's own connection ({@code own}) becomes the exchange's
+     * upstream; another forwarder's means an HTTP/1.1 origin, so an idle connection or a dial.
+     */
+    private void onNegotiated(ForwardRequest request, Future<UpstreamAlpn.Negotiated> f, Owned own) {
+        dialing = false;
+        boolean wanted = current == request && ctx.channel().isActive();
+        if (!f.isSuccess()) {
+            if (own != null) {
+                own.channel().close();
+            }
+            releasePending();
+            if (wanted) {
+                Throwable cause = f.cause();
+                request.audit().error("upstream: " + cause.getClass().getSimpleName()
+                        + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
+                refuse(UpstreamFailures.classify(cause), null);
+            }
+            return;
+        }
+        UpstreamAlpn.Negotiated leg = f.getNow();
+        String authority = request.target().target().authority();
+        if (leg.h2() != null) {
+            if (own != null && own.dialled()) {
+                // The connection is shared now: its bytes outside the streams (frame headers, HPACK,
+                // SETTINGS) count for the extension, not in this exchange's record. (The CONNECT's
+                // connection keeps counting them into the tunnel's record, as its handshake.)
+                own.counter().fallback(null, request.traffic());
+            }
+            if (!wanted) {
+                releasePending();
+            } else if (leg.h2().serves(authority, request.policy()) && leg.h2().usable()) {
+                openStream(request, leg.h2(), own == null);
+            } else {
+                dial(request);
+            }
+            return;
+        }
+        if (own == null) {
+            if (wanted) {
+                connectHttp1(request);
+            } else {
+                releasePending();
+            }
+            return;
+        }
+        if (!wanted || !own.channel().isActive() || !own.authority().equals(authority)
+                || own.policy() != request.policy()) {
+            parkOrClose(own, leg);
+            if (wanted) {
+                connectHttp1(request);
+            } else {
+                releasePending();
+            }
+            return;
+        }
+        own.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+        upstream = own.channel();
+        upstreamExchanges = 0;
+        upstreamFailure = null;
+        upstreamHandshakeFailure = null;
+        upstreamPin = leg.pin();
+        upstreamCounter = own.counter();
+        upstreamCounter.attach(request.audit(), request.traffic());
+        upstreamAuthority = own.authority();
+        upstreamPolicy = own.policy();
+        request.audit().pin(leg.pin());
+        request.audit().peerAddress(peerAddress(upstream));
+        sendRequest(request);
+    }
+
+    /** Puts {@code upstream.protocol} in an intercepted exchange's record: h2 on a stream, else http/1.1. */
+    private void recordUpstreamProtocol(ForwardRequest request) {
+        if (upstreamTls != null) {
+            request.audit().upstreamProtocol(upstreamStream ? "h2" : "http/1.1");
+        }
+    }
+
+    /** An HTTP/1.1 connection of this forwarder that no exchange of its takes: to the pool, or closed. */
+    private void parkOrClose(Owned own, UpstreamAlpn.Negotiated leg) {
+        if (pool != null && own.channel().isActive()) {
+            own.counter().attach(null, null);
+            pool.park(new UpstreamPool.Parked(own.channel(), own.counter(), own.authority(), own.policy(), leg.pin()));
+        } else {
+            own.channel().close();
+        }
+    }
+
+    /**
+     * The adopted connection no request of this forwarder claimed (its stream ended first): once its
+     * handshake ends, an h2 connection stays shared (closed with the others), an HTTP/1.1 one is parked
+     * for the next stream, a failed one closes.
+     */
+    private void releaseAdopted() {
+        Owned own = adopted;
+        adopted = null;
+        if (own == null) {
+            return;
+        }
+        own.negotiation().addListener(f -> {
+            if (!f.isSuccess()) {
+                own.channel().close();
+            } else if (own.negotiation().getNow().h2() == null) {
+                parkOrClose(own, own.negotiation().getNow());
+            }
+        });
+    }
+
+    /** An HTTP/1.1 origin: an idle connection from the pool, else a dial. */
+    private void connectHttp1(ForwardRequest request) {
+        UpstreamPool.Parked parked = pool == null ? null
+                : pool.take(request.target().target().authority(), request.policy());
+        if (parked == null) {
+            dial(request);
+            return;
+        }
+        parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+        upstream = parked.channel();
+        upstreamCounter = parked.counter();
+        upstreamAuthority = parked.authority();
+        upstreamPolicy = parked.policy();
+        upstreamPin = parked.pin();
+        upstreamFailure = null;
+        upstreamExchanges = 1;
+        onReusedUpstream = true;
+        upstreamCounter.attach(request.audit(), request.traffic());
+        request.audit().peerAddress(peerAddress(upstream));
+        if (upstreamPin != null) {
+            request.audit().pin(upstreamPin);
+        }
+        Reads.setAutoRead(upstream, true);
+        sendRequest(request);
+    }
+
+    /**
+     * Opens a stream on the h2 upstream connection {@code conn} for {@code request}; its DATA bytes
+     * count into the exchange's record (the connection's own bytes count for the extension).
+     */
+    private void openStream(ForwardRequest request, H2Upstream conn, boolean reused) {
+        dialing = true;
+        Reads.setAutoRead(ctx.channel(), false);
+        ByteCounter streamCounter = new ByteCounter();
+        streamCounter.attach(request.audit(), null);
+        UpstreamResponseHandler response = new UpstreamResponseHandler();
+        conn.openStream(streamCounter, response).addListener(
+                (Future<io.netty.handler.codec.http2.Http2StreamChannel> f) -> {
+                    dialing = false;
+                    if (current != request || !ctx.channel().isActive()) {
+                        if (f.isSuccess()) {
+                            f.getNow().close();
+                        }
+                        releasePending();
+                        return;
+                    }
+                    if (!f.isSuccess()) {
+                        releasePending();
+                        request.audit().error("h2 upstream stream: " + f.cause().getClass().getSimpleName());
+                        refuse(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM), null);
+                        return;
+                    }
+                    upstream = f.getNow();
+                    upstreamStream = true;
+                    upstreamExchanges = reused ? 1 : 0;
+                    onReusedUpstream = reused;
+                    upstreamFailure = null;
+                    upstreamHandshakeFailure = null;
+                    upstreamPin = conn.pin();
+                    upstreamCounter = streamCounter;
+                    upstreamAuthority = conn.authority();
+                    upstreamPolicy = conn.policy();
+                    request.audit().pin(conn.pin());
+                    request.audit().peerAddress(peerAddress(conn.channel()));
+                    sendRequest(request);
+                });
     }
 
     /** Dials a fresh upstream connection for {@code request}; {@link #onDialed} sends it. */
     private void dial(ForwardRequest request) {
         dialing = true;
         Reads.setAutoRead(ctx.channel(), false);
+        io.netty.util.concurrent.Promise<UpstreamAlpn.Negotiated> negotiation =
+                h2 == null ? null : ctx.channel().eventLoop().newPromise();
         ByteCounter counter = new ByteCounter();
         counter.attach(request.audit(), request.traffic());
         Future<Dialed> dial = context.dialer().dial(ctx.channel().eventLoop(), request.policy(), request.decision(),
@@ -293,13 +539,18 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                     @Override
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast("bytes", counter);
-                        installUpstreamHandlers(ch, request.target().target());
+                        if (h2 != null) {
+                            installH2Offer(ch, request.target().target(), request.policy(), negotiation);
+                        } else {
+                            installUpstreamHandlers(ch, request.target().target());
+                        }
                     }
                 }, upstreamTls != null ? UpstreamKind.TUNNEL : UpstreamKind.PLAIN_HTTP);
-        dial.addListener((Future<Dialed> f) -> onDialed(request, counter, f));
+        dial.addListener((Future<Dialed> f) -> onDialed(request, counter, f, negotiation));
     }
 
-    private void onDialed(ForwardRequest request, ByteCounter counter, Future<Dialed> f) {
+    private void onDialed(ForwardRequest request, ByteCounter counter, Future<Dialed> f,
+                          Future<UpstreamAlpn.Negotiated> negotiation) {
         dialing = false;
         if (current != request || !ctx.channel().isActive()) {
             if (f.isSuccess()) {
@@ -317,6 +568,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         Dialed dialed = f.getNow();
+        if (negotiation != null) {
+            // Offered h2 and http/1.1: what follows depends on the origin's choice, known after the handshake.
+            request.audit().peerAddress(dialed.remote().getAddress().getHostAddress());
+            String authority = request.target().target().authority();
+            h2.negotiating(authority, request.policy(), negotiation);
+            awaitNegotiation(request, negotiation,
+                    new Owned(dialed.channel(), counter, authority, request.policy(), negotiation, true));
+            return;
+        }
         upstream = dialed.channel();
         upstreamExchanges = 0;
         upstreamFailure = null;
@@ -326,6 +586,15 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         upstreamAuthority = request.target().target().authority();
         upstreamPolicy = request.policy();
         request.audit().peerAddress(dialed.remote().getAddress().getHostAddress());
+        sendRequest(request);
+    }
+
+    /** Writes the request head, the body held so far, and starts relaying on {@link #upstream}. */
+    private void sendRequest(ForwardRequest request) {
+        recordUpstreamProtocol(request);
+        if (upstreamStream && Boolean.TRUE.equals(ctx.channel().attr(H2Upstreams.TE_TRAILERS).get())) {
+            request.request().headers().set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
+        }
         upstream.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         while (!pendingBody.isEmpty()) {
             upstream.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
@@ -590,7 +859,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ForwardRequest done = current;
         current = null;
         done.audit().emit();
-        if (!upstreamKeepAlive || !requestComplete) {
+        if (upstreamStream || !upstreamKeepAlive || !requestComplete) {
+            // An h2 stream ends with its exchange (the connection stays for the next one).
             closeUpstream();
         } else if (upstreamCounter != null) {
             upstreamExchanges++;
@@ -722,6 +992,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     private void closeUpstream() {
+        upstreamStream = false;
         if (upstream != null) {
             Channel old = upstream;
             upstream = null;
@@ -765,6 +1036,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         releasePending();
         closeUpstream();
+        releaseAdopted();
         ctx.fireChannelInactive();
     }
 

@@ -40,12 +40,14 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   h2-http     Http2StreamFrameToHttpObjectCodec (the stream's frames as HttpRequest/HttpContent)
  *   h2-request  request head: the codec's x-http2-* fields dropped, a body without a length chunked
- *               (the upstream leg stays HTTP/1.1), a whole request split into head and last content
+ *               (for an HTTP/1.1 upstream leg), a whole request split into head and last content
  *   request, [redact], forward   the same phases as an HTTP/1.1 connection (HttpPipeline.installPhases)
  * </pre>
  * so each stream is decided, redacted, forwarded and audited (one record) exactly as an HTTP/1.1
- * request; each stream's forwarder has its own upstream connection while it runs (HTTP/1.1 over TLS,
- * pins checked), taken from the connection's UpstreamPool of kept-alive ones or dialled anew.
+ * request. Upstream, TLS offers the origin h2 and http/1.1 (pins checked on every connection): with h2,
+ * the streams become streams of one upstream connection (forward.H2Upstreams); with http/1.1, each
+ * stream's forwarder has its own upstream connection while it runs, taken from the connection's
+ * UpstreamPool of kept-alive ones or dialled anew.
  *
  * <p>Limits (frame-level, Netty's): {@link #MAX_CONCURRENT_STREAMS} concurrent streams; header list
  * size {@code limits.max_header_bytes} (SETTINGS_MAX_HEADER_LIST_SIZE; a stream over it is answered 431
@@ -263,6 +265,10 @@ final class H2Interception {
                 for (HttpConversionUtil.ExtensionHeaderNames name : HttpConversionUtil.ExtensionHeaderNames.values()) {
                     request.headers().remove(name.text());
                 }
+                // The only TE value HTTP/2 allows; the request phase strips TE, an h2 upstream leg sends it again.
+                ctx.channel().attr(dev.sluice.proxy.forward.H2Upstreams.TE_TRAILERS).set(
+                        request.headers().containsValue(io.netty.handler.codec.http.HttpHeaderNames.TE,
+                                io.netty.handler.codec.http.HttpHeaderValues.TRAILERS, true));
                 if (msg instanceof FullHttpRequest full) {
                     HttpRequest head = new DefaultHttpRequest(full.protocolVersion(), full.method(), full.uri(),
                             full.headers());

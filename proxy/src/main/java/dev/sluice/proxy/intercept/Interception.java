@@ -8,6 +8,7 @@ import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.proxy.request.ExplicitRequestHandler;
 import dev.sluice.proxy.forward.HttpForwarder;
+import dev.sluice.proxy.forward.H2Upstreams;
 import dev.sluice.proxy.forward.UpstreamPool;
 import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.proxy.core.ByteCounter;
@@ -54,8 +55,10 @@ import org.slf4j.LoggerFactory;
  * </pre>
  * When the handshake chose {@code h2}, the HTTP/1.1 handlers give way to {@link H2Interception}: each
  * stream's child channel runs the same request, redact and forward phases (one audit record per
- * stream); the first stream adopts the connection the CONNECT dialled, later ones take a kept-alive
- * connection from the downstream connection's {@link UpstreamPool} or dial their own.
+ * stream); the first stream adopts the connection the CONNECT dialled, whose TLS offers the origin h2
+ * and http/1.1; when the origin chooses h2, later streams become streams of that connection
+ * ({@link H2Upstreams}), otherwise they take a kept-alive connection from the downstream connection's
+ * {@link UpstreamPool} or dial their own. An HTTP/1.1 client's upstream stays HTTP/1.1.
  * The upstream connection the CONNECT dialled (to a checked address) is adopted by the forwarder,
  * which adds TLS (PKIX, hostname, pins) and the HTTP codec. Each request inside is its own audit
  * record; the tunnel's record (handshake bytes, SNI, errors) is written when the connection closes.
@@ -133,16 +136,24 @@ public final class Interception {
                     p.remove(name);
                 }
             }
-            // The first stream adopts the connection the CONNECT dialled; a later stream takes an idle
-            // kept-alive one from the pool (one finished by an earlier stream) or dials its own: one
-            // HTTP/1.1 upstream connection per stream in flight, up to H2_IDLE_UPSTREAMS kept idle.
+            // The first stream adopts the connection the CONNECT dialled, whose handshake offers the origin
+            // h2 and http/1.1. When the origin chooses h2, the later streams become streams of that
+            // connection (H2Upstreams; a new one is dialled when it is full or gone); with http/1.1, a
+            // later stream takes an idle kept-alive one from the pool (one finished by an earlier stream)
+            // or dials its own: one HTTP/1.1 upstream connection per stream in flight, up to
+            // H2_IDLE_UPSTREAMS kept idle.
             spare.set(upstream);
             UpstreamPool pool = new UpstreamPool(H2_IDLE_UPSTREAMS);
-            downstream.closeFuture().addListener(f -> pool.close());
+            H2Upstreams h2Upstreams = new H2Upstreams();
+            downstream.closeFuture().addListener(f -> {
+                pool.close();
+                h2Upstreams.close();
+            });
             H2Interception.install(p, "gate", policy.limits().maxHeaderBytes(),
                     (pipeline, after) -> {
                         HttpForwarder streamForwarder = new HttpForwarder(context, tls::installUpstream);
                         streamForwarder.pool(pool);
+                        streamForwarder.h2Upstream(h2Upstreams, tls::installUpstreamOfferingH2);
                         HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
                                 new RedactionPhase(inspected.redact()),
                                 context.credentials() == null ? null

@@ -134,11 +134,14 @@ public final class InterceptionTls implements AutoCloseable {
     private final ExecutorService issuers;
     private final AsyncLoadingCache<String, SslContext> serverContexts;
     private final SslContext upstreamContext;
+    /** The upstream context that offers {@code h2} before {@code http/1.1} (same trust manager, no cache). */
+    private final SslContext upstreamH2Context;
     private final SslProvider provider;
 
     private InterceptionTls(LocalCa ca, LeafCache leaves, ExecutorService issuers, SslContext upstreamContext,
-                            SslProvider provider) {
+                            SslContext upstreamH2Context, SslProvider provider) {
         this.provider = provider;
+        this.upstreamH2Context = upstreamH2Context;
         this.ca = ca;
         this.leaves = leaves;
         this.issuers = issuers;
@@ -172,22 +175,32 @@ public final class InterceptionTls implements AutoCloseable {
             }
         });
         SslProvider provider = chooseProvider();
-        SslContext upstream = SslContextBuilder.forClient()
-                .sslProvider(provider)
-                .trustManager(new ResumableTrust(trustManager))
-                .applicationProtocolConfig(HTTP_1_1_ONLY)
-                .build();
-        if (upstream.sessionContext() instanceof OpenSslSessionContext sessions) {
-            // No upstream session resumption: every upstream handshake is a full one, validated now.
-            sessions.setSessionCacheEnabled(false);
-        }
+        SslContext upstream = upstreamContext(provider, trustManager, HTTP_1_1_ONLY);
+        SslContext upstreamH2 = upstreamContext(provider, trustManager, H2_AND_HTTP_1_1);
         AtomicInteger n = new AtomicInteger();
         ExecutorService issuers = Executors.newFixedThreadPool(ISSUER_THREADS, r -> {
             Thread t = new Thread(r, "sluice-tls-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream, provider);
+        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream, upstreamH2, provider);
+    }
+
+    /**
+     * Builds an upstream (client) context offering {@code alpn}: the pinning trust manager behind
+     * {@link ResumableTrust}, and no session cache (every upstream handshake is a full one, validated now).
+     */
+    private static SslContext upstreamContext(SslProvider provider, PinningTrustManager trustManager,
+                                              ApplicationProtocolConfig alpn) throws SSLException {
+        SslContext context = SslContextBuilder.forClient()
+                .sslProvider(provider)
+                .trustManager(new ResumableTrust(trustManager))
+                .applicationProtocolConfig(alpn)
+                .build();
+        if (context.sessionContext() instanceof OpenSslSessionContext sessions) {
+            sessions.setSessionCacheEnabled(false);
+        }
+        return context;
     }
 
     private static PinPolicy pinPolicy(Optional<InspectedHost> inspected) {
@@ -249,6 +262,15 @@ public final class InterceptionTls implements AutoCloseable {
         // No peer port: the JDK provider looks sessions up by host and port, and keeps none for a port of
         // -1, so no upstream session is ever resumed (BoringSSL's cache is off, see start()).
         install(pipeline, upstreamContext.newHandler(pipeline.channel().alloc(), host, NO_PORT, issuers));
+    }
+
+    /**
+     * Adds upstream TLS like {@link #installUpstream}, but offering {@code h2} and then {@code http/1.1}
+     * by ALPN (RFC 7301), for the upstream legs of an HTTP/2 client's streams: the origin picks, and the
+     * handshake's trust and pin check are the same as on every upstream connection.
+     */
+    public void installUpstreamOfferingH2(ChannelPipeline pipeline, String host, int port) {
+        install(pipeline, upstreamH2Context.newHandler(pipeline.channel().alloc(), host, NO_PORT, issuers));
     }
 
     /** Adds {@code tls} and the write hold behind it to the end of {@code pipeline}. */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The upstream leg of an intercepted HTTP/2 connection: streams one after another reuse the kept-alive
+ * The upstream leg of an intercepted HTTP/2 connection to an HTTP/1.1-only origin: streams one after another reuse the kept-alive
  * HTTP/1.1 upstream connection an earlier stream finished with (UpstreamPool), so five sequential
  * streams cost one origin connection; every stream still has its own record with the pin result of
  * that connection's handshake.
@@ -86,5 +86,8 @@ class H2UpstreamReuseTest {
         assertThat(sluice.audit().stream().filter(r -> r.path("url.path").asText("").startsWith("/seq/"))
                 .map(r -> r.path("pin").asText())).as("the pin result of the one handshake, as on HTTP/1.1 keep-alive")
                 .containsOnly("recorded").hasSize(5);
+        // The origin offers no h2 (HTTP/1.1 only): Sluice offered h2 and http/1.1, the origin chose http/1.1.
+        assertThat(sluice.audit().stream().filter(r -> r.path("url.path").asText("").startsWith("/seq/"))
+                .map(r -> r.path("upstream.protocol").asText())).containsOnly("http/1.1").hasSize(5);
     }
 }

@@ -59,6 +59,11 @@ class NamespaceTest {
     private String ns2Ip;
     private boolean up2;
     private Origins origins;
+    /** An HTTP/2-only TLS origin (h2only.test, inspected). */
+    private dev.sluice.proxy.testing.H2Origin h2Origin;
+    /** A plain ws:// echo origin (node ws-origin.js), reached by Host on the transparent listener. */
+    private Process wsOrigin;
+    private int wsPort;
     private SluiceFixture sluice;
 
     @BeforeAll
@@ -85,6 +90,17 @@ class NamespaceTest {
                     java.nio.file.Files.createTempDirectory("sluice-ns-tls-"), "origin.test", "inspected.test",
                     "localhost", "127.0.0.1"));
             origins.server().stubFor(get(urlPathEqualTo("/hello")).willReturn(aResponse().withStatus(200).withBody("hi")));
+            dev.sluice.proxy.testing.TestTls h2Tls = dev.sluice.proxy.testing.TestTls.create(
+                    java.nio.file.Files.createTempDirectory("sluice-ns-h2-tls-"), "h2only.test");
+            h2Origin = dev.sluice.proxy.testing.H2Origin.start(h2Tls);
+            Path nodeDir = Path.of("src/test/node").toAbsolutePath();
+            assumeTrue(Files.isDirectory(nodeDir.resolve("node_modules/ws")), "needs proxy/src/test/node/node_modules (npm ci)");
+            wsOrigin = new ProcessBuilder("node", nodeDir.resolve("ws-origin.js").toString()).directory(nodeDir.toFile())
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            String first = new java.io.BufferedReader(new java.io.InputStreamReader(wsOrigin.getInputStream(),
+                    StandardCharsets.UTF_8)).readLine();
+            assertThat(first).as("ws-origin.js first line").startsWith("LISTENING ");
+            wsPort = Integer.parseInt(first.substring("LISTENING ".length()).trim());
             Cmd created = run(List.of(SCRIPT.toString(), "up", name, subnet + ".0/30"), Map.of(
                     "SLUICE_TRANSPARENT_PORT", String.valueOf(transparentPort),
                     "SLUICE_DNS_PORT", String.valueOf(dnsPort)));
@@ -103,9 +119,11 @@ class NamespaceTest {
                         sources: ["%1$s/32"]
                         allow:
                           - host: origin.test
-                            ports: [%2$d, %3$d]
+                            ports: [%2$d, %3$d, %9$d]
                           - host: inspected.test
                             ports: [%2$d]
+                          - host: h2only.test
+                            ports: [%10$d]
                       second:
                         sources: ["%7$s/32"]
                         allow:
@@ -124,17 +142,20 @@ class NamespaceTest {
                         origin.test: 127.0.0.1
                         denied.test: 127.0.0.1
                         inspected.test: 127.0.0.1
+                        h2only.test: 127.0.0.1
                     inspect:
                       inspected.test: {}
+                      h2only.test: { redact: true }
                     tls:
-                      extra_trust: ["%8$s"]
+                      extra_trust: ["%8$s", "%11$s"]
                     listen:
                       proxy: 127.0.0.1:0
                       admin: 127.0.0.1:0
                       transparent: %4$s:%5$d
                       dns: %4$s:%6$d
                     """.formatted(nsIp, origins.httpsPort(), origins.httpPort(), hostIp, transparentPort, dnsPort, ns2Ip,
-                            origins.caPem().toAbsolutePath()));
+                            origins.caPem().toAbsolutePath(), wsPort, h2Origin.port(),
+                            h2Tls.caPem().toAbsolutePath()));
         } catch (Throwable t) {
             stop();
             throw t;
@@ -154,6 +175,14 @@ class NamespaceTest {
             throw new UncheckedIOException(e);
         } finally {
             try {
+                if (h2Origin != null) {
+                    h2Origin.close();
+                    h2Origin = null;
+                }
+                if (wsOrigin != null) {
+                    wsOrigin.destroyForcibly();
+                    wsOrigin = null;
+                }
                 if (origins != null) {
                     Origins o = origins;
                     origins = null;
@@ -239,6 +268,69 @@ class NamespaceTest {
                 && String.valueOf(text(r, "url.path")).startsWith("/hello?via="));
         assertThat(text(record, "listener")).isEqualTo("transparent");
         assertThat(text(record, "http.request.method")).isEqualTo("GET");
+    }
+
+    @Test
+    void anH2ClientToAnInspectedH2OnlyOriginGetsH2OnBothLegs() {
+        // Transparent interception is the explicit listener's: h2 by ALPN downstream, and the origin's
+        // choice (here nothing but h2) upstream, one upstream connection for the client's streams.
+        Cmd curl = curl("--http2", "-v", "--cacert", sluice.dataDir().resolve("ca.crt.pem").toString(),
+                "https://h2only.test:" + h2Origin.port() + "/ok/a", "https://h2only.test:" + h2Origin.port() + "/ok/b");
+        assertThat(curl.exit()).as(curl.err()).isZero();
+        assertThat(curl.err()).contains("ALPN: server accepted h2").contains("< HTTP/2 200");
+        assertThat(curl.out()).contains("{\"ok\":true}");
+        assertThat(h2Origin.requests()).extracting(dev.sluice.proxy.testing.H2Origin.Seen::path)
+                .containsExactly("/ok/a", "/ok/b");
+        assertThat(h2Origin.connections()).isEqualTo(1);
+        for (String path : List.of("/ok/a", "/ok/b")) {
+            JsonNode record = awaitRecord(r -> path.equals(text(r, "url.path")));
+            assertThat(text(record, "listener")).isEqualTo("transparent");
+            assertThat(text(record, "tls.mode")).isEqualTo("intercept");
+            assertThat(text(record, "upstream.protocol")).isEqualTo("h2");
+            assertThat(record.get("http.response.status_code").asInt()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aPlainWebSocketByHostIsRelayedAfterThe101WithOneRecord() {
+        // A raw client inside the namespace (no proxy): handshake by Host, one masked text frame, the
+        // origin's echo back, a close. The transparent listener decides it by Host and relays it.
+        String client = String.join("\n",
+                "import base64, os, socket, sys",
+                "host, port = sys.argv[1], int(sys.argv[2])",
+                "s = socket.create_connection((host, port), timeout=10)",
+                "key = base64.b64encode(os.urandom(16)).decode()",
+                "s.sendall(('GET /chat/room HTTP/1.1\\r\\nHost: %s:%d\\r\\nUpgrade: websocket\\r\\n'",
+                "    'Connection: Upgrade\\r\\nSec-WebSocket-Key: %s\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n'",
+                "    % (host, port, key)).encode())",
+                "buf = b''",
+                "while b'\\r\\n\\r\\n' not in buf:",
+                "    d = s.recv(4096)",
+                "    if not d: break",
+                "    buf += d",
+                "head, _, rest = buf.partition(b'\\r\\n\\r\\n')",
+                "print(head.split(b'\\r\\n')[0].decode())",
+                "def frame(op, payload):",
+                "    mask = os.urandom(4)",
+                "    return bytes([0x80 | op, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))",
+                "s.sendall(frame(1, b'hello transparent'))",
+                "while len(rest) < 2 or len(rest) < 2 + (rest[1] & 0x7f):",
+                "    d = s.recv(4096)",
+                "    if not d: break",
+                "    rest += d",
+                "print(rest[2:2 + (rest[1] & 0x7f)].decode())",
+                "s.sendall(frame(8, b'\\x03\\xe8'))",
+                "s.recv(4096)",
+                "s.close()");
+        Cmd ws = inNamespace("python3", "-c", client, "origin.test", String.valueOf(wsPort));
+        assertThat(ws.exit()).as(ws.err()).isZero();
+        assertThat(ws.out()).startsWith("HTTP/1.1 101").contains("echo:hello transparent");
+        JsonNode record = awaitRecord(r -> "/chat/room".equals(text(r, "url.path")) && r.has("websocket.mode"));
+        assertThat(text(record, "listener")).isEqualTo("transparent");
+        assertThat(text(record, "websocket.mode")).isEqualTo("plain");
+        assertThat(text(record, "extension")).isEqualTo("sandbox");
+        assertThat(record.get("http.response.status_code").asInt()).isEqualTo(101);
+        assertThat(record.get("bytes.sent").asLong()).isGreaterThan(20);
     }
 
     @Test
