@@ -580,12 +580,13 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     }
 
     /**
-     * The client's input ended: at once when nothing waits in the queue, else after what was read
-     * before it ({@link #INPUT_ENDED}), so that a pipelined request cut by the FIN is handled as one
-     * whose body can never complete once its turn comes.
+     * The client's input ended: at once when nothing waits in the queue, else (or while a request is
+     * held for approval) after what was read before it ({@link #INPUT_ENDED}), so that a pipelined or
+     * held request cut by the FIN is handled as one whose body can never complete once its turn comes.
      */
     private void endOfInput(ChannelHandlerContext ctx) {
-        if (!queued.isEmpty() && state != State.CLOSED) {
+        // HELD: the request waits for its approval; its body (if any) can end only after it goes on.
+        if ((!queued.isEmpty() || state == State.HELD) && state != State.CLOSED) {
             queued.add(INPUT_ENDED);
             return;
         }
