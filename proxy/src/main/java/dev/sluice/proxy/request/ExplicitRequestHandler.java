@@ -112,7 +112,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     /**
      * Queued in place of the end of the client's input (FIN, or close_notify in an intercepted tunnel)
-     * that arrives behind queued messages: it takes effect after them, in order. The epoll transport
+     * that arrives behind queued messages (or while a request is held for approval): it takes effect
+     * after them, in order. The epoll transport
      * reports a FIN, and reads the bytes before it, even while reading is paused, so the end of input
      * can overtake pipelined requests that wait for the exchange in flight; NIO reads neither until
      * reading resumes.
