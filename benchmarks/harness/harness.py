@@ -39,10 +39,10 @@ PROXIES = ["sluice", "littleproxy", "squid", "tinyproxy"]
 ALL_SYSTEMS = ["direct"] + PROXIES + ["mitmproxy"]
 LOADS = ["plain", "https_new", "https_keepalive", "bulk", "sse", "idle"]
 LOAD_SYSTEMS = {
-    "plain": ["direct"] + PROXIES,
+    "plain": ["direct"] + PROXIES + ["sluice-nio"],
     "https_new": ["direct"] + PROXIES,
     "https_keepalive": ["direct"] + PROXIES,
-    "bulk": ["direct"] + PROXIES,
+    "bulk": ["direct"] + PROXIES + ["sluice-nio", "relay-copy", "relay-splice"],
     "idle": PROXIES,
     "sse": ["direct", "sluice", "mitmproxy", "sluice-intercept"],
 }
@@ -275,6 +275,8 @@ tls:
                 return None, "not available in this build: the policy loader rejects `inspect:` (" + why + ")"
         env = dict(os.environ)
         env["SLUICE_JAVA_OPTS"] = self.args.sluice_java_opts
+        # sluice-nio: the same build on the NIO fallback transport, to compare with the default (epoll).
+        env["SLUICE_TRANSPORT"] = "nio" if name == "sluice-nio" else "epoll"
         proc = self.spawn([str(SLUICE), "run", "--policy", str(policy), "--data-dir", str(data)], name, env=env)
         if not wait_port(port, proc, 60):
             return None, "did not start: " + self.log_tail(name, 5)
@@ -296,6 +298,17 @@ tls:
         if not wait_port(port, proc, 60):
             return None, "did not start: " + self.log_tail("littleproxy", 5)
         return System("littleproxy", port, proc), None
+
+    def start_relay(self, mode):
+        """A bare CONNECT relay (RelayLauncher: no policy, audit or counts) that prices the relay alone:
+        copy through the JVM, or splice(2) on epoll."""
+        port = free_port()
+        name = "relay-" + mode
+        proc = self.spawn(["java", "-cp", str(BENCH_JAR), "dev.sluice.benchmarks.RelayLauncher", mode, str(port)],
+                          name)
+        if not wait_port(port, proc, 60):
+            return None, "did not start: " + self.log_tail(name, 5)
+        return System(name, port, proc), None
 
     def start_squid(self):
         exe = shutil.which("squid") or ("/usr/sbin/squid" if os.path.exists("/usr/sbin/squid") else None)
@@ -392,6 +405,10 @@ LogLevel Critical
                 continue
             if name == "sluice-intercept":
                 system, why = self.start_sluice("sluice-intercept", inspect=True)
+            elif name == "sluice-nio":
+                system, why = self.start_sluice("sluice-nio")
+            elif name in ("relay-copy", "relay-splice"):
+                system, why = self.start_relay(name.split("-", 1)[1])
             else:
                 system, why = starters[name]()
             if system is None:
@@ -454,7 +471,9 @@ LogLevel Critical
         if out.returncode != 0 or not m:
             raise RuntimeError(f"BulkDownload exited {out.returncode}: {(out.stderr or out.stdout).strip()[-300:]}")
         received = int(m.group(1))
-        if received < self.bulk_bytes * 0.99:
+        # relay-splice (Netty's spliceTo, benchmark only) loses the tail at the origin's FIN (see
+        # RESULTS.md); its rate is still recorded, with the loss in the note.
+        if received < self.bulk_bytes * (0.5 if system.name == "relay-splice" else 0.99):
             raise RuntimeError(f"received {received} of {self.bulk_bytes} bytes")
         # A proxy that drops the last bytes at close still gets its rate, with the loss in the note.
         return {"bytes": received, "seconds": float(m.group(2)), "mbps": float(m.group(3)),
@@ -622,7 +641,7 @@ LogLevel Critical
                 order = members[shift:] + members[:shift]
                 for name in order:
                     self.run_one(load, self.systems[name], rnd)
-        for name in ("sluice", "sluice-intercept"):
+        for name in ("sluice", "sluice-intercept", "sluice-nio"):
             data = getattr(self, "sluice_data", {}).get(name)
             if data is not None and name in self.systems:
                 audit = data / "audit.jsonl"
@@ -875,7 +894,7 @@ def main():
     p.add_argument("--warmup", type=float, default=None, help="warm-up seconds before each request-rate run")
     p.add_argument("--bulk-mib", type=int, default=0)
     p.add_argument("--tunnels", type=int, default=0, help="idle tunnels to hold (default 10,000; 1,000 quick)")
-    p.add_argument("--systems", default="", help="comma list from: " + ",".join(ALL_SYSTEMS + ["sluice-intercept"]))
+    p.add_argument("--systems", default="", help="comma list from: " + ",".join(ALL_SYSTEMS + ["sluice-intercept", "sluice-nio", "relay-copy", "relay-splice"]))
     p.add_argument("--loads", default="", help="comma list from: " + ",".join(LOADS))
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "target" / "harness"))
     p.add_argument("--sluice-java-opts", default=os.environ.get("SLUICE_JAVA_OPTS", ""))

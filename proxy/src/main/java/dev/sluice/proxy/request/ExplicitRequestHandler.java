@@ -110,6 +110,16 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     private enum State { IDLE, HELD, FORWARDING, AWAITING_RESPONSE, DISCARDING, TUNNEL, CLOSED }
 
+    /**
+     * Queued in place of the end of the client's input (FIN, or close_notify in an intercepted tunnel)
+     * that arrives behind queued messages (or while a request is held for approval): it takes effect
+     * after them, in order. The epoll transport
+     * reports a FIN, and reads the bytes before it, even while reading is paused, so the end of input
+     * can overtake pipelined requests that wait for the exchange in flight; NIO reads neither until
+     * reading resumes.
+     */
+    private static final Object INPUT_ENDED = new Object();
+
     /** Refusals a person may lift by approving (never address-class, self-loop, malformed or deny rules). */
     private static final java.util.Set<Reason> APPROVABLE = java.util.EnumSet.of(Reason.NOT_ALLOWLISTED,
             Reason.PORT_NOT_ALLOWED, Reason.METHOD_NOT_ALLOWED, Reason.PATH_NOT_ALLOWED);
@@ -168,6 +178,10 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     }
 
     private void process(ChannelHandlerContext ctx, Object msg) {
+        if (msg == INPUT_ENDED) {
+            inputEnded(ctx);
+            return;
+        }
         switch (state) {
             case TUNNEL -> ctx.fireChannelRead(msg);
             case CLOSED -> ReferenceCountUtil.release(msg);
@@ -555,25 +569,43 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         if (evt instanceof ChannelInputShutdownEvent && state != State.TUNNEL) {
             // The client sent FIN: finish the exchange in progress (and any request already read),
             // then close; but a request body that is still expected can never arrive.
-            inputShut = true;
-            if (state == State.FORWARDING) {
-                clientClosedMidBody(ctx);
-                return;
-            }
-            closeIfDrained(ctx);
+            endOfInput(ctx);
             return;
         }
         if (evt instanceof SslCloseCompletionEvent closure && closure.isSuccess() && state != State.TUNNEL) {
             // The client's close_notify inside an intercepted tunnel: its side of the stream has ended,
             // as with a FIN (RFC 8446 section 6.1).
-            inputShut = true;
-            if (state == State.FORWARDING) {
-                clientClosedMidBody(ctx);
-            } else {
-                closeIfDrained(ctx);
-            }
+            endOfInput(ctx);
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    /**
+     * The client's input ended: at once when nothing waits in the queue, else (or while a request is
+     * held for approval) after what was read before it ({@link #INPUT_ENDED}), so that a pipelined or
+     * held request cut by the FIN is handled as one whose body can never complete once its turn comes.
+     */
+    private void endOfInput(ChannelHandlerContext ctx) {
+        // HELD: the request waits for its approval; its body (if any) can end only after it goes on.
+        if ((!queued.isEmpty() || state == State.HELD) && state != State.CLOSED) {
+            queued.add(INPUT_ENDED);
+            return;
+        }
+        inputEnded(ctx);
+    }
+
+    private void inputEnded(ChannelHandlerContext ctx) {
+        if (state == State.TUNNEL) {
+            // A CONNECT that waited in the queue became a tunnel: its phase learns of the FIN.
+            ctx.fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+            return;
+        }
+        inputShut = true;
+        if (state == State.FORWARDING) {
+            clientClosedMidBody(ctx);
+        } else {
+            closeIfDrained(ctx);
+        }
     }
 
     /**
@@ -668,6 +700,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 Object msg = queued.poll();
                 if (msg instanceof ByteBuf) {
                     ctx.fireChannelRead(msg);
+                } else if (msg == INPUT_ENDED) {
+                    ctx.fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
                 } else {
                     ReferenceCountUtil.release(msg);
                 }

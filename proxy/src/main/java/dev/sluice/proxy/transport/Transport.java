@@ -14,7 +14,8 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 
 /**
- * The Netty transport in use: native epoll where it is needed or asked for and available, NIO otherwise. Every channel
+ * The Netty transport in use: native epoll where available (the default), NIO when epoll is not
+ * available or NIO is asked for. Every channel
  * Sluice opens (listeners, upstream sockets, DNS) uses the same transport so that upstream channels
  * can share the downstream channel's event loop.
  *
@@ -30,24 +31,31 @@ public record Transport(String name, IoHandlerFactory ioHandlerFactory,
                         Class<? extends DatagramChannel> datagramChannel) {
 
     /**
-     * Returns the transport to use: native epoll when the platform has it and either
-     * {@code needsNative} (the transparent listener reads each connection's original destination with
-     * {@code SO_ORIGINAL_DST}, which only the epoll transport exposes) or {@code SLUICE_TRANSPORT=epoll}
-     * (environment) / {@code -Dsluice.transport=epoll} asks for it; NIO otherwise.
+     * Returns the transport to use: native epoll when the platform has it, unless NIO is asked for
+     * ({@code SLUICE_TRANSPORT=nio} in the environment, or {@code -Dsluice.transport=nio}, which wins)
+     * and no feature in use needs epoll; NIO otherwise (no native library for this platform).
      *
      * <p>The epoll event loops use {@link KeptEpollRegistrations}: Netty 4.2.18's epoll handler loses the
      * registration of a half-closed socket whose interest set became empty (the next wait for writability
      * fails with {@code epoll_ctl(..) ENOENT} and the tail of a tunnel's answer is lost);
      * {@code OperationsTest.halfCloseUnderBackpressureDeliversTheWholeEcho} reproduces it without the
-     * work-around. Why the explicit listener still defaults to NIO: epoll reports a client's FIN (and reads
-     * the bytes before it) even while reading is paused, which NIO does not, and two half-close scenarios
-     * of the request phase do not hold under that yet (docs/architecture.md, "Transport").
+     * work-around. Epoll also reports a client's FIN (and reads the bytes before it) while reading is
+     * paused, which NIO does not; the phases that pause reading take the FIN in order with what was
+     * read before it (docs/architecture.md, "Transport").
      *
-     * @param needsNative true when a feature in use exists only on epoll
+     * @param needsNative true when a feature in use exists only on epoll (the transparent listener reads
+     *     each connection's original destination with {@code SO_ORIGINAL_DST}): epoll then, whatever is
+     *     asked
+     * @throws IllegalArgumentException when the transport asked for is neither {@code epoll} nor {@code nio}
      */
     public static Transport detect(boolean needsNative) {
-        String asked = System.getProperty("sluice.transport", System.getenv().getOrDefault("SLUICE_TRANSPORT", "nio"));
-        if ((needsNative || "epoll".equalsIgnoreCase(asked)) && Epoll.isAvailable()) {
+        String asked = System.getProperty("sluice.transport", System.getenv().getOrDefault("SLUICE_TRANSPORT", "epoll"))
+                .trim().toLowerCase(java.util.Locale.ROOT);
+        if (!asked.equals("epoll") && !asked.equals("nio")) {
+            throw new IllegalArgumentException("sluice.transport / SLUICE_TRANSPORT: expected epoll or nio, got '"
+                    + asked + "'");
+        }
+        if ((needsNative || asked.equals("epoll")) && Epoll.isAvailable()) {
             return epoll();
         }
         return nio();

@@ -78,6 +78,11 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private void start(ChannelHandlerContext ctx, ConnectRequest connect) {
         request = connect;
         Reads.setAutoRead(ctx.channel(), false);
+        if (connect.decision().tunnelMode() == TunnelMode.INTERCEPT) {
+            // The record says what the decision made of the tunnel, also when it is refused before the
+            // interception starts: never "tunnel", which would read as a blind relay.
+            connect.audit().tlsMode("intercept");
+        }
         if (connect.decision().tunnelMode() == TunnelMode.INTERCEPT && context.interception() == null) {
             // Fail closed: an inspected host is never relayed blind.
             refuse(ctx, Decision.deny(Reason.INTERCEPTION_UNAVAILABLE, BuiltinRules.INSPECT),

@@ -257,6 +257,38 @@ class HalfCloseMidBodyTest {
         awaitSlotFree();
     }
 
+    /**
+     * Complete pipelined requests sent with their FIN in one write: every one is answered, in order, and
+     * then the connection closes (on epoll the FIN is read with them while the first is in flight; it
+     * must take effect only after the last).
+     */
+    @Test
+    void completePipelinedRequestsBeforeAFinAreAllAnsweredInOrderThenTheConnectionCloses() throws Exception {
+        String url = "http://origin.test:" + origin.port();
+        List<String> paths = List.of("/pipelined-a", "/pipelined-b", "/pipelined-c");
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), sluice.port())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(("GET " + url + paths.get(0) + " HTTP/1.1\r\nHost: origin.test\r\n\r\n"
+                    + "POST " + url + paths.get(1) + " HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 3\r\n\r\nabc"
+                    + "POST " + url + paths.get(2) + " HTTP/1.1\r\nHost: origin.test\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            socket.shutdownOutput();
+            long start = System.nanoTime();
+            String answer = readAll(socket.getInputStream());
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+            assertThat(answer.split("HTTP/1\\.1 200", -1)).hasSize(4);
+            assertThat(answer.indexOf("ok 0")).isLessThan(answer.indexOf("ok 3"));
+            assertThat(answer.indexOf("ok 3")).isLessThan(answer.indexOf("ok 5"));
+            assertThat(answer).endsWith("\r\n\r\nok 5");
+        }
+        for (String path : paths) {
+            assertThat(onlyRecord(path).path("http.response.status_code").asInt()).isEqualTo(200);
+            assertThat(onlyRecord(path).has("error")).isFalse();
+        }
+        awaitSlotFree();
+    }
+
     @Test
     void aFinAfterACompleteInterceptedRequestStillGetsTheWholeAnswer() throws Exception {
         String path = "/tls-complete";

@@ -282,8 +282,8 @@ class OperationsTest {
     /**
      * A client's FIN while reading is paused for backpressure, with the echo still flowing back: the
      * whole echo must arrive (regression for the epoll half-close registration loss described at
-     * {@code KeptEpollRegistrations}), on whichever transport the run uses (NIO, or
-     * {@code -Dsluice.transport=epoll}). Repeated because the window is a race: 10 runs, or
+     * {@code KeptEpollRegistrations}), on whichever transport the run uses (epoll by default, or
+     * {@code -Dsluice.transport=nio}). Repeated because the window is a race: 10 runs, or
      * {@code -Dsluice.halfclose.runs=N}.
      */
     @org.junit.jupiter.api.TestFactory

@@ -205,6 +205,30 @@ class ApprovalsTest {
         assertThat(origin.requests()).extracting(x -> x.uri()).contains("/inside");
     }
 
+    /**
+     * A request whose body the client cut with its FIN (none of it sent) while the request was held for approval: once
+     * granted, it ends as one that can never complete (on epoll the FIN is read while reading is paused
+     * for the hold; it must not be lost).
+     */
+    @Test
+    void aHeldRequestCutByTheFinEndsOnceGranted() throws Exception {
+        String path = "/held-cut";
+        try (java.net.Socket socket = new java.net.Socket(InetAddress.getLoopbackAddress(), sluice.port())) {
+            socket.setSoTimeout(5_000);
+            socket.getOutputStream().write(("POST http://once.test:" + origin.port() + path + " HTTP/1.1\r\n"
+                    + "Host: once.test\r\nContent-Length: 10\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            await().atMost(Duration.ofSeconds(5)).until(() -> !questions.isEmpty());
+            socket.shutdownOutput();
+            answers.add("{\"decision\":\"allow\",\"scope\":\"once\",\"by\":\"alice\"}");
+            assertThat(socket.getInputStream().read()).as("closed, with no answer").isEqualTo(-1);
+        }
+        JsonNode r = record(path);
+        assertThat(r.get("approval").asText()).isEqualTo("granted");
+        assertThat(r.path("error").asText()).isEqualTo("client_closed_mid_body");
+        assertThat(origin.requests()).extracting(x -> x.uri()).doesNotContain(path);
+    }
+
     @Test
     void anAddressClassLiteralIsNeverAskedAbout() {
         CurlResult r = Curl.run(List.of("-x", sluice.proxyUrl(), "http://169.254.169.254/latest/meta-data/"));
