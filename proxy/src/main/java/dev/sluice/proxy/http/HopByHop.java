@@ -48,6 +48,10 @@ public final class HopByHop {
     public static String upgradeProtocols(HttpHeaders headers) {
         StringBuilder out = new StringBuilder();
         for (String value : headers.getAll(HttpHeaderNames.UPGRADE)) {
+            if (out.length() > 0 && out.length() < 64) {
+                // a repeated field is one list (RFC 9110 section 5.3)
+                out.append(", ");
+            }
             for (int i = 0; i < value.length() && out.length() < 64; i++) {
                 char c = value.charAt(i);
                 if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')

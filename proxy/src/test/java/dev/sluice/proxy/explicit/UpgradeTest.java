@@ -150,6 +150,20 @@ class UpgradeTest {
     }
 
     @Test
+    void twoUpgradeFieldsAreOneListInTheRefusal() throws Exception {
+        try (RawHttp raw = new RawHttp(sluice.address(), 10_000)) {
+            RawHttp.Response refused = raw.send("GET http://origin.test:" + origin.port() + "/two-upgrades HTTP/1.1\r\n"
+                    + "Host: origin.test:" + origin.port() + "\r\n"
+                    + "Connection: Upgrade\r\nUpgrade: websocket\r\nUpgrade: h2c\r\n\r\n").read();
+            assertThat(refused.status()).isEqualTo(501);
+        }
+        JsonNode record = awaitRecord("/two-upgrades");
+        assertThat(record.path("reason").asText()).isEqualTo("upgrade_not_supported");
+        assertThat(record.path("error").asText()).contains("upgrade to websocket, h2c is not supported");
+        assertThat(seenByOrigin("/two-upgrades")).isZero();
+    }
+
+    @Test
     void anUpgradeWithABodyIsRefusedAndTheBodyIsNotForwarded() throws Exception {
         try (RawHttp raw = new RawHttp(sluice.address(), 10_000)) {
             RawHttp.Response refused = raw.send("POST http://origin.test:" + origin.port() + "/upgrade-post HTTP/1.1\r\n"

@@ -75,6 +75,10 @@ public final class TargetParser {
                         + ": missing port (expected: host:port)");
             }
         } else {
+            if (authority.contains("://") || authority.indexOf('/') >= 0) {
+                throw new MalformedTargetException("authority: " + quote(authority)
+                        + ": a URL, not an authority (expected: host:port)");
+            }
             colon = authority.lastIndexOf(':');
             if (colon < 0) {
                 throw new MalformedTargetException("authority: " + quote(authority)

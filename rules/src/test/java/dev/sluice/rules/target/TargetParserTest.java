@@ -165,6 +165,14 @@ class TargetParserTest {
     }
 
     @Test
+    void aUrlGivenAsAConnectAuthorityIsCalledAUrl() {
+        assertThatThrownBy(() -> TargetParser.parseAuthority("http://api.test:18080/"))
+                .isInstanceOf(MalformedTargetException.class)
+                .hasMessageContaining("a URL, not an authority (expected: host:port)")
+                .hasMessageNotContaining("IPv6");
+    }
+
+    @Test
     void authorityUserinfoNotEchoed() {
         assertThatThrownBy(() -> TargetParser.parseAuthority("bob:s3cr3tpass@example.com:443"))
                 .isInstanceOf(MalformedTargetException.class)
