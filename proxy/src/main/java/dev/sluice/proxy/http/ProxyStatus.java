@@ -42,7 +42,7 @@ public final class ProxyStatus {
             case PIN_MISMATCH -> "tls_certificate_error";
             case UPSTREAM_TLS_FAILED -> "tls_protocol_error";
             case UPSTREAM_CONNECT_FAILED -> "connection_refused";
-            case UPSTREAM_PROTOCOL_ERROR -> "http_protocol_error";
+            case UPSTREAM_PROTOCOL_ERROR, RESPONSE_NOT_SCRUBBABLE -> "http_protocol_error";
             case DNS_FAILURE -> "dns_error";
             case UPSTREAM_TIMEOUT -> "connection_timeout";
             case HEADER_TIMEOUT, IDLE_TIMEOUT -> "connection_read_timeout";

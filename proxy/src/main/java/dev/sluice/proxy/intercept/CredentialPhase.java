@@ -6,6 +6,7 @@ import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.rules.credential.CredentialRewriter;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.redact.BodyDecoding;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
@@ -67,6 +68,11 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     private String carry = "";
     private boolean scrubBody;
     private boolean scrubFraming;
+    /** Undoes the response body's gzip or deflate before it is scrubbed, or null for identity. */
+    private BodyDecoding.Decoder responseDecoder;
+    /** Watches a request body that streams on (too large to hold) for placeholders, or null. */
+    private PlaceholderWatch watch;
+    private ForwardRequest watched;
 
     /**
      * @param credentials the running credential state
@@ -92,6 +98,8 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             ctx.fireChannelRead(msg);
         } else if (msg instanceof HttpContent content && held != null) {
             onHeldContent(ctx, content);
+        } else if (msg instanceof HttpContent content && watch != null) {
+            onWatchedContent(ctx, content);
         } else if (msg instanceof HttpContent content && dropping) {
             content.release();
             if (content instanceof LastHttpContent) {
@@ -103,7 +111,8 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         }
     }
 
-    private void onRequest(ChannelHandlerContext ctx, ForwardRequest request) {
+    private void onRequest(ChannelHandlerContext ctx, ForwardRequest incoming) {
+        ForwardRequest request = incoming;
         Credentials.Snapshot snapshot = credentials.forPolicy(request.policy());
         HttpHeaders headers = request.request().headers();
         List<Map.Entry<String, String>> entries = new ArrayList<>();
@@ -113,6 +122,12 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         scrubFraming = request.request().protocolVersion().equals(HttpVersion.HTTP_1_1)
                 && !request.request().method().equals(io.netty.handler.codec.http.HttpMethod.HEAD);
         scrub = intercepted ? scrubTable(snapshot, extension) : null;
+        if (scrub != null) {
+            // Fail closed on a response body Sluice could not scrub (docs/credentials.md#responses).
+            request = request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
+                    new CodingGuard(scrubFraming)));
+            narrowAcceptEncoding(headers);
+        }
         CredentialRewriter.Result r = CredentialRewriter.decide(snapshot.table(), extension, intercepted,
                 request.target().target().host(), request.target().target().port(), request.request().uri(), entries,
                 snapshot.vault()::value);
@@ -155,13 +170,28 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                             String extension) {
         io.netty.handler.codec.http.HttpRequest head = request.request();
         boolean hasBody = HttpUtil.isTransferEncodingChunked(head) || HttpUtil.getContentLength(head, 0L) > 0;
-        if (!hasBody || coding(head) == null || head instanceof io.netty.handler.codec.http.FullHttpRequest
+        if (!hasBody || head instanceof io.netty.handler.codec.http.FullHttpRequest
                 || snapshot.table().grants(extension).isEmpty()) {
             ctx.fireChannelRead(request);
             return;
         }
+        String coding = coding(head);
+        if (coding == null) {
+            // a body Sluice cannot read could carry a placeholder unseen: fail closed
+            dropping = true;
+            String ce = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request,
+                    Decision.deny(Reason.UNSUPPORTED_ENCODING, "credentials"),
+                    "request Content-Encoding " + (ce.length() > 32 ? ce.substring(0, 32) + "..." : ce)
+                            .replaceAll("[^\\x20-\\x7e]", "?")
+                            + " cannot be searched for credential placeholders"));
+            return;
+        }
         if (HttpUtil.getContentLength(head, -1L) > request.policy().limits().maxBufferedBodyBytes()) {
-            ctx.fireChannelRead(request); // too large to hold: streams, unscanned
+            // too large to hold: streams on, watched for placeholders
+            watch = new PlaceholderWatch(codingOf(coding), ctx.alloc());
+            watched = request;
+            ctx.fireChannelRead(request);
             return;
         }
         held = request;
@@ -182,13 +212,26 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         content.release();
         long cap = held.policy().limits().maxBufferedBodyBytes();
         if (!last && heldBody.readableBytes() > cap) {
-            // Too large to hold: it goes on as it streams, unscanned (docs/credentials.md).
+            // Too large to hold: it goes on as it streams, watched for placeholders (docs/credentials.md).
             ForwardRequest request = held;
             io.netty.buffer.ByteBuf body = heldBody;
             held = null;
             heldBody = null;
+            heldSnapshot = null;
+            watch = new PlaceholderWatch(codingOf(coding(request.request())), ctx.alloc());
+            watched = request;
+            PlaceholderWatch.Verdict verdict = watch.feed(body, false);
+            body.release();
+            if (verdict != PlaceholderWatch.Verdict.CLEAN) {
+                // the head has not gone upstream: refuse it
+                dropping = true;
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, watchDenial(verdict, watch, request),
+                        watchDetail(verdict, watch)));
+                releaseWatch();
+                return;
+            }
             ctx.fireChannelRead(request);
-            ctx.fireChannelRead(new DefaultHttpContent(body));
+            ctx.fireChannelRead(new DefaultHttpContent(watch.forwardable(false)));
             return;
         }
         if (!last) {
@@ -204,8 +247,17 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         byte[] plain = coding.equals("identity") ? original
                 : decode(coding, original, request.policy().limits().maxInspectedBodyBytes());
         if (plain == null) {
-            // does not decode within the inspection cap: it goes on as it came, unscanned
+            // does not decode within the inspection cap: searched as it decodes, then on as it came
             heldSnapshot = null;
+            PlaceholderWatch whole = new PlaceholderWatch(codingOf(coding), ctx.alloc());
+            PlaceholderWatch.Verdict verdict = whole.feed(Unpooled.wrappedBuffer(original), true);
+            whole.release(); // found() and problem() stay readable
+            if (verdict != PlaceholderWatch.Verdict.CLEAN) {
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, watchDenial(verdict, whole, request),
+                        watchDetail(verdict, whole)));
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+                return;
+            }
             ctx.fireChannelRead(request);
             ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(original)));
             return;
@@ -238,6 +290,75 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)));
             }
         }
+    }
+
+    /**
+     * A chunk of a body that streams on: searched with what came before; what cannot complete a
+     * placeholder goes upstream, the rest waits for the next chunk. A placeholder (or a coded body that
+     * stops decoding) ends the exchange with {@link ExchangeControl.Abort}: the forwarder closes the
+     * upstream connection before the request's end, so the origin never gets a complete request, and
+     * answers the refusal when no response has started; the rest of the body is dropped.
+     */
+    private void onWatchedContent(ChannelHandlerContext ctx, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        PlaceholderWatch.Verdict verdict = watch.feed(content.content(), last);
+        if (verdict != PlaceholderWatch.Verdict.CLEAN) {
+            content.release();
+            Decision denial = watchDenial(verdict, watch, watched);
+            String detail = watchDetail(verdict, watch);
+            releaseWatch();
+            ctx.fireChannelRead(new ExchangeControl.Abort(denial, detail));
+            if (last) {
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+            } else {
+                dropping = true;
+            }
+            return;
+        }
+        ByteBuf out = watch.forwardable(last);
+        if (last) {
+            DefaultLastHttpContent end = new DefaultLastHttpContent(out);
+            end.trailingHeaders().set(((LastHttpContent) content).trailingHeaders());
+            content.release();
+            releaseWatch();
+            ctx.fireChannelRead(end);
+        } else {
+            content.release();
+            ctx.fireChannelRead(new DefaultHttpContent(out));
+        }
+    }
+
+    private Decision watchDenial(PlaceholderWatch.Verdict verdict, PlaceholderWatch w, ForwardRequest request) {
+        if (verdict == PlaceholderWatch.Verdict.UNREADABLE) {
+            return Decision.deny(Reason.MALFORMED_REQUEST, "credentials");
+        }
+        String name = credentials.forPolicy(request.policy()).table()
+                .lookup(w.found().toLowerCase(java.util.Locale.ROOT))
+                .map(g -> g.credential().name()).orElse("unknown");
+        return Decision.deny(Reason.CREDENTIAL_HOST_MISMATCH, "credentials." + name);
+    }
+
+    private static String watchDetail(PlaceholderWatch.Verdict verdict, PlaceholderWatch w) {
+        return verdict == PlaceholderWatch.Verdict.UNREADABLE
+                ? "request body does not decode, so cannot be searched for credential placeholders: "
+                        + w.problem()
+                : "placeholder in a request body too large to hold (limits.max_buffered_body)";
+    }
+
+    private void releaseWatch() {
+        if (watch != null) {
+            watch.release();
+        }
+        watch = null;
+        watched = null;
+    }
+
+    private static BodyDecoding.Coding codingOf(String coding) {
+        return switch (coding) {
+            case "gzip" -> BodyDecoding.Coding.GZIP;
+            case "deflate" -> BodyDecoding.Coding.DEFLATE;
+            default -> BodyDecoding.Coding.IDENTITY;
+        };
     }
 
     /** The body's coding when this phase can read it ({@code identity}, {@code gzip}, {@code deflate}), else null. */
@@ -289,6 +410,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     }
 
     private void releaseHeld() {
+        releaseWatch();
         if (heldBody != null) {
             heldBody.release();
         }
@@ -352,6 +474,89 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         return text;
     }
 
+    /** The response body bytes of {@code in}, decoded, as ISO-8859-1 characters; at {@code last} the decoder ends. */
+    private String decodeResponse(ByteBuf in, boolean last)
+            throws BodyDecoding.MalformedBodyException, dev.sluice.rules.redact.BodyTooLargeException {
+        StringBuilder out = new StringBuilder(in.readableBytes() * 2);
+        BodyDecoding.Sink sink = (b, off, len) -> out.append(new String(b, off, len, StandardCharsets.ISO_8859_1));
+        byte[] bytes = io.netty.buffer.ByteBufUtil.getBytes(in);
+        responseDecoder.feed(bytes, 0, bytes.length, sink);
+        if (last) {
+            responseDecoder.finish(sink);
+            responseDecoder = null;
+        }
+        return out.toString();
+    }
+
+    /** The coding of a {@code Content-Encoding} value when this phase can undo it, else null. */
+    private static BodyDecoding.Coding readableCoding(String contentEncoding) {
+        try {
+            return BodyDecoding.parse(contentEncoding);
+        } catch (dev.sluice.rules.redact.UnsupportedContentEncodingException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Keeps in {@code Accept-Encoding} only the codings whose responses this phase can read and scrub
+     * (gzip, deflate, identity): a request that got no credential injected keeps its compression, and
+     * an origin that honours the field never answers {@code br} or {@code zstd}.
+     */
+    private static void narrowAcceptEncoding(HttpHeaders headers) {
+        List<String> values = headers.getAll(HttpHeaderNames.ACCEPT_ENCODING);
+        if (values.isEmpty()) {
+            return;
+        }
+        List<String> kept = new ArrayList<>();
+        for (String value : values) {
+            for (String part : value.split(",")) {
+                String coding = part.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+                if (coding.equals("gzip") || coding.equals("x-gzip") || coding.equals("deflate")
+                        || coding.equals("identity")) {
+                    kept.add(part.strip());
+                }
+            }
+        }
+        headers.set(HttpHeaderNames.ACCEPT_ENCODING, kept.isEmpty() ? "identity" : String.join(", ", kept));
+    }
+
+    /**
+     * Refuses, before anything of it is relayed, a response whose body would be scrubbed but is coded
+     * in a way this phase cannot read ({@code br}, {@code zstd}, stacked or unknown codings): 502
+     * {@code response_not_scrubbable}, rule {@code credentials}; the body never reaches the sandbox.
+     */
+    private static final class CodingGuard implements ForwardRequest.ResponseScan {
+        private final boolean bodyScrubbed;
+
+        CodingGuard(boolean bodyScrubbed) {
+            this.bodyScrubbed = bodyScrubbed;
+        }
+
+        @Override
+        public void onHead(HttpResponse head) {
+        }
+
+        @Override
+        public void onContent(ByteBuf content, boolean last, dev.sluice.proxy.audit.AuditEvent audit) {
+        }
+
+        @Override
+        public ExchangeControl.Abort refuseHead(HttpResponse head) {
+            int code = head.status().code();
+            if (!bodyScrubbed || code == 204 || code == 304) {
+                return null;
+            }
+            String coding = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+            if (readableCoding(coding) != null) {
+                return null;
+            }
+            String shown = coding.length() > 32 ? coding.substring(0, 32) + "..." : coding;
+            return new ExchangeControl.Abort(Decision.deny(Reason.RESPONSE_NOT_SCRUBBABLE, "credentials"),
+                    "response Content-Encoding " + shown.replaceAll("[^\\x20-\\x7e]", "?")
+                            + " cannot be scrubbed of credentials; not relayed");
+        }
+    }
+
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
         if (scrub == null || msg instanceof FullHttpResponse) {
@@ -372,6 +577,17 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             boolean informational = code < 200;
             scrubBody = !informational && scrubFraming && code != 204 && code != 304;
             carry = "";
+            responseDecoder = null;
+            if (scrubBody) {
+                // CodingGuard refused every coding but these before the head got here
+                BodyDecoding.Coding coding = readableCoding(h.get(HttpHeaderNames.CONTENT_ENCODING));
+                if (coding != null && coding != BodyDecoding.Coding.IDENTITY) {
+                    // decoded, scrubbed and sent identity-coded (always acceptable, RFC 9110 section 12.5.3)
+                    responseDecoder = BodyDecoding.decoder(coding, Long.MAX_VALUE);
+                    h.remove(HttpHeaderNames.CONTENT_ENCODING);
+                    h.remove(HttpHeaderNames.ETAG); // a strong validator of the coded representation
+                }
+            }
             longest = scrub.keySet().stream().mapToInt(String::length).max().orElse(0);
             if (scrubBody && HttpUtil.isContentLengthSet(response)) {
                 h.remove(HttpHeaderNames.CONTENT_LENGTH);
@@ -385,7 +601,19 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         if (msg instanceof HttpContent content && scrubBody) {
             boolean last = content instanceof LastHttpContent;
             ByteBuf in = content.content();
-            String text = carry + in.toString(StandardCharsets.ISO_8859_1);
+            String text;
+            try {
+                text = carry + (responseDecoder == null ? in.toString(StandardCharsets.ISO_8859_1)
+                        : decodeResponse(in, last));
+            } catch (BodyDecoding.MalformedBodyException | dev.sluice.rules.redact.BodyTooLargeException e) {
+                // cannot be read, so cannot be scrubbed: the client must not take a cut body for a whole one
+                content.release();
+                scrubBody = false;
+                responseDecoder = null;
+                promise.setFailure(e);
+                ctx.close();
+                return;
+            }
             HttpHeaders trailers = last ? ((LastHttpContent) content).trailingHeaders() : null;
             content.release();
             text = replace(text);

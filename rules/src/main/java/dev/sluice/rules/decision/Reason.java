@@ -79,6 +79,12 @@ public enum Reason {
      * broken chunked body, a {@code 101} nobody asked for (RFC 9112; RFC 9209's {@code http_protocol_error}).
      */
     UPSTREAM_PROTOCOL_ERROR("upstream_protocol_error", 502),
+    /**
+     * The origin answered a request whose response Sluice must scrub of real credential values (an
+     * intercepted leg of an extension that holds credentials) with a body in a content-coding Sluice
+     * cannot read ({@code br}, {@code zstd}, a stacked or unknown coding): the body is never relayed.
+     */
+    RESPONSE_NOT_SCRUBBABLE("response_not_scrubbable", 502),
     DNS_FAILURE("dns_failure", 502),
     UPSTREAM_TIMEOUT("upstream_timeout", 504),
 
