@@ -29,6 +29,12 @@ public enum Reason {
      * The placeholder never reaches an origin.
      */
     CREDENTIAL_HOST_MISMATCH("credential_host_mismatch", 403),
+    /**
+     * A SigV4 request whose access key id is a placeholder but that Sluice will not sign again: its
+     * payload is not signed ({@code UNSIGNED-PAYLOAD} without {@code inject.sigv4_unsigned_payload}, or a
+     * {@code STREAMING-*} variant), or its declared {@code x-amz-content-sha256} does not match its body.
+     */
+    SIGV4_REFUSED("sigv4_refused", 403),
     /** A WebSocket upgrade to an inspected host whose {@code websocket} mode is {@code refuse}. */
     WEBSOCKET_REFUSED("websocket_refused", 403),
     /** A red-flag rule ({@code red_flags}) with {@code action: block} matched the request. */
