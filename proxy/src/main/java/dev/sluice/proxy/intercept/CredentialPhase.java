@@ -73,6 +73,9 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     /** Watches a request body that streams on (too large to hold) for placeholders, or null. */
     private PlaceholderWatch watch;
     private ForwardRequest watched;
+    /** The SigV4 signature of the request in progress to make again with the real key pair, or null. */
+    private dev.sluice.rules.credential.SigV4Placeholder.Signed resign;
+    private boolean resignUnsigned;
 
     /**
      * @param credentials the running credential state
@@ -128,8 +131,42 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                     new CodingGuard(scrubFraming)));
             narrowAcceptEncoding(headers);
         }
+        resign = null;
+        var sig = dev.sluice.rules.credential.SigV4Placeholder.decide(snapshot.table(), extension, intercepted,
+                request.target().target().host(), request.target().target().port(), request.request().uri(), entries);
+        List<Map.Entry<String, String>> decided = entries;
+        switch (sig.verdict()) {
+            case REFUSE -> {
+                dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
+                        "credentials." + sig.signed().grant().credential().name()), sig.detail()));
+                return;
+            }
+            case SIGN -> {
+                if (request.websocket() != null) {
+                    dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
+                    ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.WEBSOCKET_REFUSED,
+                            "credentials." + sig.signed().grant().credential().name()),
+                            "credentials are not injected into WebSocket handshakes"));
+                    return;
+                }
+                // the placeholder key id (and any token the client made up) are replaced when the request is signed
+                resign = sig.signed();
+                resignUnsigned = dev.sluice.rules.credential.SigV4Placeholder.UNSIGNED_PAYLOAD
+                        .equalsIgnoreCase(headers.get("x-amz-content-sha256", "").strip());
+                decided = new ArrayList<>();
+                for (Map.Entry<String, String> e : entries) {
+                    if (!e.getKey().equalsIgnoreCase("authorization")
+                            && !e.getKey().equalsIgnoreCase("x-amz-security-token")) {
+                        decided.add(e);
+                    }
+                }
+            }
+            default -> {
+            }
+        }
         CredentialRewriter.Result r = CredentialRewriter.decide(snapshot.table(), extension, intercepted,
-                request.target().target().host(), request.target().target().port(), request.request().uri(), entries,
+                request.target().target().host(), request.target().target().port(), request.request().uri(), decided,
                 snapshot.vault()::value);
         switch (r.outcome()) {
             case PASS -> passOrHold(ctx, request, snapshot, extension);
@@ -170,6 +207,14 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                             String extension) {
         io.netty.handler.codec.http.HttpRequest head = request.request();
         boolean hasBody = HttpUtil.isTransferEncodingChunked(head) || HttpUtil.getContentLength(head, 0L) > 0;
+        if (resign != null && (!hasBody || head instanceof io.netty.handler.codec.http.FullHttpRequest)) {
+            byte[] body = head instanceof io.netty.handler.codec.http.FullHttpRequest full
+                    ? io.netty.buffer.ByteBufUtil.getBytes(full.content()) : new byte[0];
+            if (signAgain(ctx, request, body)) {
+                ctx.fireChannelRead(request);
+            }
+            return;
+        }
         if (!hasBody || head instanceof io.netty.handler.codec.http.FullHttpRequest
                 || snapshot.table().grants(extension).isEmpty()) {
             ctx.fireChannelRead(request);
@@ -185,6 +230,12 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                     "request Content-Encoding " + (ce.length() > 32 ? ce.substring(0, 32) + "..." : ce)
                             .replaceAll("[^\\x20-\\x7e]", "?")
                             + " cannot be searched for credential placeholders"));
+            return;
+        }
+        if (resign != null && HttpUtil.getContentLength(head, -1L) > request.policy().limits().maxBufferedBodyBytes()) {
+            dropping = true;
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, signedTooLarge(), SIGNED_TOO_LARGE));
+            resign = null;
             return;
         }
         if (HttpUtil.getContentLength(head, -1L) > request.policy().limits().maxBufferedBodyBytes()) {
@@ -218,6 +269,13 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             held = null;
             heldBody = null;
             heldSnapshot = null;
+            if (resign != null) {
+                body.release();
+                dropping = true;
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, signedTooLarge(), SIGNED_TOO_LARGE));
+                resign = null;
+                return;
+            }
             watch = new PlaceholderWatch(codingOf(coding(request.request())), ctx.alloc());
             watched = request;
             PlaceholderWatch.Verdict verdict = watch.feed(body, false);
@@ -258,6 +316,10 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
                 return;
             }
+            if (resign != null && !signAgain(ctx, request, original)) {
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+                return;
+            }
             ctx.fireChannelRead(request);
             ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(original)));
             return;
@@ -286,10 +348,66 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 // held whole: sent with its length, recomputed when the swap changed it
                 HttpUtil.setTransferEncodingChunked(request.request(), false);
                 HttpUtil.setContentLength(request.request(), bytes.length);
+                if (resign != null && !signAgain(ctx, request, bytes)) {
+                    ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+                    return;
+                }
                 ctx.fireChannelRead(request);
                 ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)));
             }
         }
+    }
+
+    private static final String SIGNED_TOO_LARGE =
+            "a SigV4 request Sluice signs again is held whole: its body is over limits.max_buffered_body";
+
+    private Decision signedTooLarge() {
+        return Decision.deny(Reason.BODY_TOO_LARGE, "credentials." + resign.grant().credential().name());
+    }
+
+    /**
+     * Signs the request in progress again with the real key pair of {@link #resign} (AWS SDK signer,
+     * {@link dev.sluice.proxy.credential.SigV4Signer}) over {@code body} as it goes upstream, after every other
+     * header change; returns false after firing the refusal (503 {@code credential_unavailable} when the
+     * value is not a key pair, 403 {@code sigv4_refused} when the declared payload hash is not the body's).
+     */
+    private boolean signAgain(ChannelHandlerContext ctx, ForwardRequest request, byte[] body) {
+        var signed = resign;
+        resign = null;
+        String name = signed.grant().credential().name();
+        HttpHeaders headers = request.request().headers();
+        var pair = dev.sluice.proxy.credential.SigV4Signer.keyPair(
+                credentials.forPolicy(request.policy()).vault().value(name));
+        if (pair == null) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.CREDENTIAL_UNAVAILABLE,
+                    "credentials." + name), "credential value is not an AWS key pair (docs/credentials.md)"));
+            return false;
+        }
+        String declared = headers.get("x-amz-content-sha256", "").strip();
+        if (declared.matches("[0-9a-fA-F]{64}")
+                && !declared.equalsIgnoreCase(dev.sluice.proxy.credential.SigV4Signer.sha256Hex(body))) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
+                    "credentials." + name), "x-amz-content-sha256 does not match the request body"));
+            return false;
+        }
+        headers.set(HttpHeaderNames.ACCEPT_ENCODING, "identity"); // before signing: it may be a signed header
+        List<Map.Entry<String, String>> entries = new ArrayList<>();
+        headers.forEach(entries::add);
+        String authority = headers.get(HttpHeaderNames.HOST, request.target().target().authority());
+        dev.sluice.proxy.credential.SigV4Signer.Signature signature;
+        try {
+            signature = dev.sluice.proxy.credential.SigV4Signer.sign(pair, signed, request.request().method().name(),
+                    authority, request.request().uri(), entries, body, resignUnsigned);
+        } catch (RuntimeException e) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
+                    "credentials." + name), "the AWS signer refused the request: " + e.getClass().getSimpleName()));
+            return false;
+        }
+        headers.remove(HttpHeaderNames.AUTHORIZATION);
+        headers.remove("x-amz-security-token");
+        signature.headers().forEach(headers::set);
+        request.audit().credentialInjected(name);
+        return true;
     }
 
     /**
@@ -442,6 +560,17 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 continue;
             }
             String ph = grant.placeholder();
+            var pair = grant.credential().inject().sigv4() ? dev.sluice.proxy.credential.SigV4Signer.keyPair(real) : null;
+            if (pair != null) {
+                // the parts of a key pair are what an origin could echo
+                for (String part : new String[] {pair.secretAccessKey(), pair.sessionToken(), pair.accessKeyId()}) {
+                    if (part != null) {
+                        forms.put(latin1(part), ph);
+                        forms.put(latin1(URLEncoder.encode(part, StandardCharsets.UTF_8)), ph);
+                        forms.put(latin1(part.replace("/", "\\/")), ph);
+                    }
+                }
+            }
             forms.put(latin1(real), ph);
             forms.put(latin1(real.replace("/", "\\/")), ph);
             forms.put(latin1(URLEncoder.encode(real, StandardCharsets.UTF_8)), ph);
