@@ -35,12 +35,14 @@ import software.amazon.awssdk.identity.spi.AwsSessionCredentialsIdentity;
  * <p>A key pair is the credential's value as JSON: {@code {"access_key_id": ..., "secret_access_key":
  * ..., "session_token": ...}} (session token optional), or the AWS CLI's {@code credential_process}
  * output ({@code AccessKeyId}, {@code SecretAccessKey}, {@code SessionToken}), e.g. from
- * {@code aws configure export-credentials --format process}.
+ * {@code aws configure export-credentials --format process}. At load, {@link #canonical} reads it as
+ * JSON or YAML (over several lines) and keeps it as one line of JSON.
  */
 public final class SigV4Signer {
 
     private static final AwsV4HttpSigner SIGNER = AwsV4HttpSigner.create();
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper YAML = new com.fasterxml.jackson.dataformat.yaml.YAMLMapper();
     private static final DateTimeFormatter AMZ_DATE =
             DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     /** Headers the signer sets itself, never taken from the client. */
@@ -90,6 +92,33 @@ public final class SigV4Signer {
             String secret = text(n, "secret_access_key", "SecretAccessKey");
             String token = text(n, "session_token", "SessionToken");
             return id == null || secret == null ? null : new KeyPair(id, secret, token);
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Reads a key pair written as JSON or YAML (several lines allowed) and returns it as one line of JSON
+     * ({@code access_key_id}, {@code secret_access_key}, {@code session_token}), or null when it is not one.
+     */
+    public static String canonical(String text) {
+        try {
+            JsonNode n = YAML.readTree(text);
+            if (n == null || !n.isObject()) {
+                return null;
+            }
+            String id = text(n, "access_key_id", "AccessKeyId");
+            String secret = text(n, "secret_access_key", "SecretAccessKey");
+            String token = text(n, "session_token", "SessionToken");
+            if (id == null || secret == null) {
+                return null;
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode out = JSON.createObjectNode()
+                    .put("access_key_id", id).put("secret_access_key", secret);
+            if (token != null) {
+                out.put("session_token", token);
+            }
+            return JSON.writeValueAsString(out);
         } catch (java.io.IOException e) {
             return null;
         }

@@ -69,8 +69,9 @@ class CredentialSigV4Test {
         TestTls tls = TestTls.create(dir.resolve("tls"), HOST);
         origin = RecordingOrigin.tls(tls, false);
         Path pair = dir.resolve("aws.json");
-        Files.writeString(pair, "{\"access_key_id\": \"" + KEY_ID + "\", \"secret_access_key\": \"" + SECRET
-                + "\", \"session_token\": \"" + TOKEN + "\"}\n");
+        // as `aws configure export-credentials --format process` prints it: JSON over several lines
+        Files.writeString(pair, "{\n  \"Version\": 1,\n  \"AccessKeyId\": \"" + KEY_ID + "\",\n  \"SecretAccessKey\": \""
+                + SECRET + "\",\n  \"SessionToken\": \"" + TOKEN + "\"\n}\n");
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
