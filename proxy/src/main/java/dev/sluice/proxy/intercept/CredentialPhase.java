@@ -40,7 +40,13 @@ import java.util.Map;
  * the request is forwarded (its body is dropped). The body of a request from an extension that holds
  * credentials is held whole (up to {@code limits.max_buffered_body}; gzip and deflate undone and redone) and decided
  * the same way: placeholders swapped in JSON and form bodies where {@code inject.body} allows it,
- * any other placeholder refused; it then goes on with a recomputed {@code Content-Length}.
+ * any other placeholder refused; it then goes on with a recomputed {@code Content-Length}. A larger body
+ * streams on through a {@link PlaceholderWatch} (a placeholder in it ends the exchange before the request's
+ * end: {@link ExchangeControl.Abort}); a body coded other than gzip or deflate is refused, 415
+ * {@code unsupported_encoding}. A SigV4 request whose access key id is the placeholder of an
+ * {@code inject.sigv4} credential is held whole and signed again with the real key pair
+ * ({@link dev.sluice.proxy.credential.SigV4Signer}); unsigned or streaming payloads are refused, 403
+ * {@code sigv4_refused}.
  *
  * <p>Responses (intercepted legs): every real value of the extension's credentials — raw, JSON-escaped
  * ({@code \/}), percent-encoded and base64 — is replaced by its placeholder in the response head and
@@ -48,7 +54,9 @@ import java.util.Map;
  * never hands it to the sandbox. A body whose length may change loses its {@code Content-Length} and
  * goes chunked (or is delimited by the close when the connection ends with it); the bodies of HTTP/1.0
  * exchanges and HEAD responses are not rewritten (their heads are). A request that carries an injected
- * credential asks for {@code Accept-Encoding: identity}, so that the response body can be read.
+ * credential asks for {@code Accept-Encoding: identity}, any other keeps only gzip, deflate and identity;
+ * a gzip or deflate response body is decoded, scrubbed and sent identity-coded, and one in another
+ * coding is refused before a byte is relayed, 502 {@code response_not_scrubbable}.
  */
 public final class CredentialPhase extends ChannelDuplexHandler {
 
