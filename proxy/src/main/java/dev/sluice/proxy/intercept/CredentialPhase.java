@@ -209,7 +209,9 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     /**
      * Forwards {@code request}, or holds it while its body arrives when its extension holds credentials
      * and the body is identity-coded: the body is then decided whole ({@link CredentialRewriter#decideBody}),
-     * up to {@code limits.max_buffered_body}; a larger body goes on as it streams, unscanned.
+     * up to {@code limits.max_buffered_body}; a larger body goes on as it streams, watched for placeholders
+     * ({@link PlaceholderWatch}). A SigV4 request to sign again is held whole (a larger one is 413), a body
+     * coded other than gzip or deflate is 415.
      */
     private void passOrHold(ChannelHandlerContext ctx, ForwardRequest request, Credentials.Snapshot snapshot,
                             String extension) {
