@@ -140,6 +140,15 @@ public final class CredentialVault implements AutoCloseable {
             value = run(c.name(), command);
             expires = clock.instant().plus(command.ttl());
         }
+        if (c.inject().sigv4() && !value.isEmpty()) {
+            // a key pair, JSON or YAML over several lines: kept as one line of JSON
+            String pair = SigV4Signer.canonical(value);
+            if (pair == null) {
+                throw new CredentialLoadException(c.name(), "the value is not an AWS key pair (expected: JSON or YAML"
+                        + " with access_key_id, secret_access_key and optionally session_token)");
+            }
+            value = pair;
+        }
         if (value.isEmpty()) {
             throw new CredentialLoadException(c.name(), "the value is empty");
         }

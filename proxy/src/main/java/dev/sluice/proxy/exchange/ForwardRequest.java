@@ -55,6 +55,18 @@ public record ForwardRequest(HttpRequest request, HttpTarget target, Decision de
         void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit);
 
         /**
+         * Returns why this final response head must not be relayed at all, or null to relay it (the
+         * default). Asked before anything of the response is written downstream: the forwarder then
+         * closes the upstream connection and answers the refusal (its {@code detail} goes to the record's
+         * {@code error}).
+         *
+         * @param head the final (non-1xx) response head, not to be kept
+         */
+        default ExchangeControl.Abort refuseHead(io.netty.handler.codec.http.HttpResponse head) {
+            return null;
+        }
+
+        /**
          * Returns why the response must not go on (read after each {@link #onContent}), or null to let it
          * stream: the forwarder then closes the downstream connection after the chunk just relayed.
          */
@@ -81,6 +93,12 @@ public record ForwardRequest(HttpRequest request, HttpTarget target, Decision de
                 public void onContent(io.netty.buffer.ByteBuf content, boolean last, AuditEvent audit) {
                     first.onContent(content, last, audit);
                     second.onContent(content, last, audit);
+                }
+
+                @Override
+                public ExchangeControl.Abort refuseHead(io.netty.handler.codec.http.HttpResponse head) {
+                    ExchangeControl.Abort refusal = first.refuseHead(head);
+                    return refusal != null ? refusal : second.refuseHead(head);
                 }
 
                 @Override

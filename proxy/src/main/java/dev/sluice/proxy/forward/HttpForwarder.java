@@ -738,6 +738,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             ctx.write(response);
             return true;
         }
+        ExchangeControl.Abort refusal = current.responseScan() == null ? null
+                : current.responseScan().refuseHead(response);
+        if (refusal != null) {
+            // nothing of this response goes downstream (e.g. a body Sluice must scrub but cannot read)
+            ReferenceCountUtil.release(response);
+            if (refusal.detail() != null) {
+                audit.error(refusal.detail());
+            }
+            abortExchange(refusal.decision());
+            return false;
+        }
         responseStarted = true;
         audit.statusCode(code);
         if (current.responseScan() != null) {

@@ -188,6 +188,11 @@ public final class Answers {
             case CREDENTIAL_HOST_MISMATCH -> "The request carried a credential placeholder where it may not go (another "
                     + "host, path or extension, or an encoding of it); send it only where it belongs "
                     + "(docs/credentials.md).";
+            case SIGV4_REFUSED -> "Sluice signs this AWS request again only with a signed, whole payload; send it "
+                    + "without UNSIGNED-PAYLOAD or streaming signing, and unchanged after signing (docs/credentials.md).";
+            case RESPONSE_NOT_SCRUBBABLE -> "The origin answered in a content-coding Sluice cannot read, so could not "
+                    + "keep real credentials out of it; the body was not relayed. Retry, and tell the operator if it "
+                    + "persists (quote the event_id).";
             case CREDENTIAL_UNAVAILABLE -> "Sluice cannot read the credential this placeholder stands for right now; "
                     + "retry later, and tell the operator if it persists (quote the event_id).";
             case BODY_TOO_LARGE -> "The request body is larger than the policy's limits allow; send less.";

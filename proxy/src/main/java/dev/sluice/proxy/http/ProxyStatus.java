@@ -32,7 +32,7 @@ public final class ProxyStatus {
             // Refused by policy: allowlist, deny rules, credentials, limits, identity.
             case NOT_ALLOWLISTED, DENIED_BY_RULE, PORT_NOT_ALLOWED, METHOD_NOT_ALLOWED, PATH_NOT_ALLOWED,
                  CREDENTIAL_DETECTED, SIGNED_BODY, UNKNOWN_EXTENSION, BODY_TOO_LARGE, EGRESS_BUDGET,
-                 DNS_NOT_ALLOWLISTED, CREDENTIAL_HOST_MISMATCH, WEBSOCKET_REFUSED, RED_FLAG,
+                 DNS_NOT_ALLOWLISTED, CREDENTIAL_HOST_MISMATCH, SIGV4_REFUSED, WEBSOCKET_REFUSED, RED_FLAG,
                  TOKEN_BUDGET -> "http_request_denied";
             case ADDRESS_CLASS -> "destination_ip_prohibited";
             case SELF_LOOP -> "proxy_loop_detected";
@@ -42,7 +42,7 @@ public final class ProxyStatus {
             case PIN_MISMATCH -> "tls_certificate_error";
             case UPSTREAM_TLS_FAILED -> "tls_protocol_error";
             case UPSTREAM_CONNECT_FAILED -> "connection_refused";
-            case UPSTREAM_PROTOCOL_ERROR -> "http_protocol_error";
+            case UPSTREAM_PROTOCOL_ERROR, RESPONSE_NOT_SCRUBBABLE -> "http_protocol_error";
             case DNS_FAILURE -> "dns_error";
             case UPSTREAM_TIMEOUT -> "connection_timeout";
             case HEADER_TIMEOUT, IDLE_TIMEOUT -> "connection_read_timeout";

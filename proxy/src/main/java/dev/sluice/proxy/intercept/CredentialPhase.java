@@ -6,6 +6,7 @@ import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.rules.credential.CredentialRewriter;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.redact.BodyDecoding;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
@@ -39,7 +40,13 @@ import java.util.Map;
  * the request is forwarded (its body is dropped). The body of a request from an extension that holds
  * credentials is held whole (up to {@code limits.max_buffered_body}; gzip and deflate undone and redone) and decided
  * the same way: placeholders swapped in JSON and form bodies where {@code inject.body} allows it,
- * any other placeholder refused; it then goes on with a recomputed {@code Content-Length}.
+ * any other placeholder refused; it then goes on with a recomputed {@code Content-Length}. A larger body
+ * streams on through a {@link PlaceholderWatch} (a placeholder in it ends the exchange before the request's
+ * end: {@link ExchangeControl.Abort}); a body coded other than gzip or deflate is refused, 415
+ * {@code unsupported_encoding}. A SigV4 request whose access key id is the placeholder of an
+ * {@code inject.sigv4} credential is held whole and signed again with the real key pair
+ * ({@link dev.sluice.proxy.credential.SigV4Signer}); unsigned or streaming payloads are refused, 403
+ * {@code sigv4_refused}.
  *
  * <p>Responses (intercepted legs): every real value of the extension's credentials — raw, JSON-escaped
  * ({@code \/}), percent-encoded and base64 — is replaced by its placeholder in the response head and
@@ -47,7 +54,9 @@ import java.util.Map;
  * never hands it to the sandbox. A body whose length may change loses its {@code Content-Length} and
  * goes chunked (or is delimited by the close when the connection ends with it); the bodies of HTTP/1.0
  * exchanges and HEAD responses are not rewritten (their heads are). A request that carries an injected
- * credential asks for {@code Accept-Encoding: identity}, so that the response body can be read.
+ * credential asks for {@code Accept-Encoding: identity}, any other keeps only gzip, deflate and identity;
+ * a gzip or deflate response body is decoded, scrubbed and sent identity-coded, and one in another
+ * coding is refused before a byte is relayed, 502 {@code response_not_scrubbable}.
  */
 public final class CredentialPhase extends ChannelDuplexHandler {
 
@@ -67,6 +76,14 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     private String carry = "";
     private boolean scrubBody;
     private boolean scrubFraming;
+    /** Undoes the response body's gzip or deflate before it is scrubbed, or null for identity. */
+    private BodyDecoding.Decoder responseDecoder;
+    /** Watches a request body that streams on (too large to hold) for placeholders, or null. */
+    private PlaceholderWatch watch;
+    private ForwardRequest watched;
+    /** The SigV4 signature of the request in progress to make again with the real key pair, or null. */
+    private dev.sluice.rules.credential.SigV4Placeholder.Signed resign;
+    private boolean resignUnsigned;
 
     /**
      * @param credentials the running credential state
@@ -92,6 +109,8 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             ctx.fireChannelRead(msg);
         } else if (msg instanceof HttpContent content && held != null) {
             onHeldContent(ctx, content);
+        } else if (msg instanceof HttpContent content && watch != null) {
+            onWatchedContent(ctx, content);
         } else if (msg instanceof HttpContent content && dropping) {
             content.release();
             if (content instanceof LastHttpContent) {
@@ -103,7 +122,8 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         }
     }
 
-    private void onRequest(ChannelHandlerContext ctx, ForwardRequest request) {
+    private void onRequest(ChannelHandlerContext ctx, ForwardRequest incoming) {
+        ForwardRequest request = incoming;
         Credentials.Snapshot snapshot = credentials.forPolicy(request.policy());
         HttpHeaders headers = request.request().headers();
         List<Map.Entry<String, String>> entries = new ArrayList<>();
@@ -113,8 +133,48 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         scrubFraming = request.request().protocolVersion().equals(HttpVersion.HTTP_1_1)
                 && !request.request().method().equals(io.netty.handler.codec.http.HttpMethod.HEAD);
         scrub = intercepted ? scrubTable(snapshot, extension) : null;
+        if (scrub != null) {
+            // Fail closed on a response body Sluice could not scrub (docs/credentials.md#responses).
+            request = request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
+                    new CodingGuard(scrubFraming)));
+            narrowAcceptEncoding(headers);
+        }
+        resign = null;
+        var sig = dev.sluice.rules.credential.SigV4Placeholder.decide(snapshot.table(), extension, intercepted,
+                request.target().target().host(), request.target().target().port(), request.request().uri(), entries);
+        List<Map.Entry<String, String>> decided = entries;
+        switch (sig.verdict()) {
+            case REFUSE -> {
+                dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
+                        "credentials." + sig.signed().grant().credential().name()), sig.detail()));
+                return;
+            }
+            case SIGN -> {
+                if (request.websocket() != null) {
+                    dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
+                    ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.WEBSOCKET_REFUSED,
+                            "credentials." + sig.signed().grant().credential().name()),
+                            "credentials are not injected into WebSocket handshakes"));
+                    return;
+                }
+                // the placeholder key id (and any token the client made up) are replaced when the request is signed
+                resign = sig.signed();
+                resignUnsigned = dev.sluice.rules.credential.SigV4Placeholder.UNSIGNED_PAYLOAD
+                        .equalsIgnoreCase(headers.get("x-amz-content-sha256", "").strip());
+                decided = new ArrayList<>();
+                for (Map.Entry<String, String> e : entries) {
+                    if (!e.getKey().equalsIgnoreCase("authorization")
+                            && !e.getKey().equalsIgnoreCase("x-amz-security-token")) {
+                        decided.add(e);
+                    }
+                }
+            }
+            default -> {
+            }
+        }
         CredentialRewriter.Result r = CredentialRewriter.decide(snapshot.table(), extension, intercepted,
-                request.target().target().host(), request.target().target().port(), request.request().uri(), entries,
+                request.target().target().host(), request.target().target().port(), request.request().uri(), decided,
                 snapshot.vault()::value);
         switch (r.outcome()) {
             case PASS -> passOrHold(ctx, request, snapshot, extension);
@@ -149,19 +209,50 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     /**
      * Forwards {@code request}, or holds it while its body arrives when its extension holds credentials
      * and the body is identity-coded: the body is then decided whole ({@link CredentialRewriter#decideBody}),
-     * up to {@code limits.max_buffered_body}; a larger body goes on as it streams, unscanned.
+     * up to {@code limits.max_buffered_body}; a larger body goes on as it streams, watched for placeholders
+     * ({@link PlaceholderWatch}). A SigV4 request to sign again is held whole (a larger one is 413), a body
+     * coded other than gzip or deflate is 415.
      */
     private void passOrHold(ChannelHandlerContext ctx, ForwardRequest request, Credentials.Snapshot snapshot,
                             String extension) {
         io.netty.handler.codec.http.HttpRequest head = request.request();
         boolean hasBody = HttpUtil.isTransferEncodingChunked(head) || HttpUtil.getContentLength(head, 0L) > 0;
-        if (!hasBody || coding(head) == null || head instanceof io.netty.handler.codec.http.FullHttpRequest
+        if (resign != null && (!hasBody || head instanceof io.netty.handler.codec.http.FullHttpRequest)) {
+            byte[] body = head instanceof io.netty.handler.codec.http.FullHttpRequest full
+                    ? io.netty.buffer.ByteBufUtil.getBytes(full.content()) : new byte[0];
+            if (signAgain(ctx, request, body)) {
+                ctx.fireChannelRead(request);
+            }
+            return;
+        }
+        if (!hasBody || head instanceof io.netty.handler.codec.http.FullHttpRequest
                 || snapshot.table().grants(extension).isEmpty()) {
             ctx.fireChannelRead(request);
             return;
         }
+        String coding = coding(head);
+        if (coding == null) {
+            // a body Sluice cannot read could carry a placeholder unseen: fail closed
+            dropping = true;
+            String ce = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request,
+                    Decision.deny(Reason.UNSUPPORTED_ENCODING, "credentials"),
+                    "request Content-Encoding " + (ce.length() > 32 ? ce.substring(0, 32) + "..." : ce)
+                            .replaceAll("[^\\x20-\\x7e]", "?")
+                            + " cannot be searched for credential placeholders"));
+            return;
+        }
+        if (resign != null && HttpUtil.getContentLength(head, -1L) > request.policy().limits().maxBufferedBodyBytes()) {
+            dropping = true;
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, signedTooLarge(), SIGNED_TOO_LARGE));
+            resign = null;
+            return;
+        }
         if (HttpUtil.getContentLength(head, -1L) > request.policy().limits().maxBufferedBodyBytes()) {
-            ctx.fireChannelRead(request); // too large to hold: streams, unscanned
+            // too large to hold: streams on, watched for placeholders
+            watch = new PlaceholderWatch(codingOf(coding), ctx.alloc());
+            watched = request;
+            ctx.fireChannelRead(request);
             return;
         }
         held = request;
@@ -182,13 +273,33 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         content.release();
         long cap = held.policy().limits().maxBufferedBodyBytes();
         if (!last && heldBody.readableBytes() > cap) {
-            // Too large to hold: it goes on as it streams, unscanned (docs/credentials.md).
+            // Too large to hold: it goes on as it streams, watched for placeholders (docs/credentials.md).
             ForwardRequest request = held;
             io.netty.buffer.ByteBuf body = heldBody;
             held = null;
             heldBody = null;
+            heldSnapshot = null;
+            if (resign != null) {
+                body.release();
+                dropping = true;
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, signedTooLarge(), SIGNED_TOO_LARGE));
+                resign = null;
+                return;
+            }
+            watch = new PlaceholderWatch(codingOf(coding(request.request())), ctx.alloc());
+            watched = request;
+            PlaceholderWatch.Verdict verdict = watch.feed(body, false);
+            body.release();
+            if (verdict != PlaceholderWatch.Verdict.CLEAN) {
+                // the head has not gone upstream: refuse it
+                dropping = true;
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, watchDenial(verdict, watch, request),
+                        watchDetail(verdict, watch)));
+                releaseWatch();
+                return;
+            }
             ctx.fireChannelRead(request);
-            ctx.fireChannelRead(new DefaultHttpContent(body));
+            ctx.fireChannelRead(new DefaultHttpContent(watch.forwardable(false)));
             return;
         }
         if (!last) {
@@ -204,8 +315,21 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         byte[] plain = coding.equals("identity") ? original
                 : decode(coding, original, request.policy().limits().maxInspectedBodyBytes());
         if (plain == null) {
-            // does not decode within the inspection cap: it goes on as it came, unscanned
+            // does not decode within the inspection cap: searched as it decodes, then on as it came
             heldSnapshot = null;
+            PlaceholderWatch whole = new PlaceholderWatch(codingOf(coding), ctx.alloc());
+            PlaceholderWatch.Verdict verdict = whole.feed(Unpooled.wrappedBuffer(original), true);
+            whole.release(); // found() and problem() stay readable
+            if (verdict != PlaceholderWatch.Verdict.CLEAN) {
+                ctx.fireChannelRead(new ExchangeControl.Refuse(request, watchDenial(verdict, whole, request),
+                        watchDetail(verdict, whole)));
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+                return;
+            }
+            if (resign != null && !signAgain(ctx, request, original)) {
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+                return;
+            }
             ctx.fireChannelRead(request);
             ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(original)));
             return;
@@ -234,10 +358,135 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 // held whole: sent with its length, recomputed when the swap changed it
                 HttpUtil.setTransferEncodingChunked(request.request(), false);
                 HttpUtil.setContentLength(request.request(), bytes.length);
+                if (resign != null && !signAgain(ctx, request, bytes)) {
+                    ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+                    return;
+                }
                 ctx.fireChannelRead(request);
                 ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)));
             }
         }
+    }
+
+    private static final String SIGNED_TOO_LARGE =
+            "a SigV4 request Sluice signs again is held whole: its body is over limits.max_buffered_body";
+
+    private Decision signedTooLarge() {
+        return Decision.deny(Reason.BODY_TOO_LARGE, "credentials." + resign.grant().credential().name());
+    }
+
+    /**
+     * Signs the request in progress again with the real key pair of {@link #resign} (AWS SDK signer,
+     * {@link dev.sluice.proxy.credential.SigV4Signer}) over {@code body} as it goes upstream, after every other
+     * header change; returns false after firing the refusal (503 {@code credential_unavailable} when the
+     * value is not a key pair, 403 {@code sigv4_refused} when the declared payload hash is not the body's).
+     */
+    private boolean signAgain(ChannelHandlerContext ctx, ForwardRequest request, byte[] body) {
+        var signed = resign;
+        resign = null;
+        String name = signed.grant().credential().name();
+        HttpHeaders headers = request.request().headers();
+        var pair = dev.sluice.proxy.credential.SigV4Signer.keyPair(
+                credentials.forPolicy(request.policy()).vault().value(name));
+        if (pair == null) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.CREDENTIAL_UNAVAILABLE,
+                    "credentials." + name), "credential value is not an AWS key pair (docs/credentials.md)"));
+            return false;
+        }
+        String declared = headers.get("x-amz-content-sha256", "").strip();
+        if (declared.matches("[0-9a-fA-F]{64}")
+                && !declared.equalsIgnoreCase(dev.sluice.proxy.credential.SigV4Signer.sha256Hex(body))) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
+                    "credentials." + name), "x-amz-content-sha256 does not match the request body"));
+            return false;
+        }
+        headers.set(HttpHeaderNames.ACCEPT_ENCODING, "identity"); // before signing: it may be a signed header
+        List<Map.Entry<String, String>> entries = new ArrayList<>();
+        headers.forEach(entries::add);
+        String authority = headers.get(HttpHeaderNames.HOST, request.target().target().authority());
+        dev.sluice.proxy.credential.SigV4Signer.Signature signature;
+        try {
+            signature = dev.sluice.proxy.credential.SigV4Signer.sign(pair, signed, request.request().method().name(),
+                    authority, request.request().uri(), entries, body, resignUnsigned);
+        } catch (RuntimeException e) {
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
+                    "credentials." + name), "the AWS signer refused the request: " + e.getClass().getSimpleName()));
+            return false;
+        }
+        headers.remove(HttpHeaderNames.AUTHORIZATION);
+        headers.remove("x-amz-security-token");
+        signature.headers().forEach(headers::set);
+        request.audit().credentialInjected(name);
+        return true;
+    }
+
+    /**
+     * A chunk of a body that streams on: searched with what came before; what cannot complete a
+     * placeholder goes upstream, the rest waits for the next chunk. A placeholder (or a coded body that
+     * stops decoding) ends the exchange with {@link ExchangeControl.Abort}: the forwarder closes the
+     * upstream connection before the request's end, so the origin never gets a complete request, and
+     * answers the refusal when no response has started; the rest of the body is dropped.
+     */
+    private void onWatchedContent(ChannelHandlerContext ctx, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        PlaceholderWatch.Verdict verdict = watch.feed(content.content(), last);
+        if (verdict != PlaceholderWatch.Verdict.CLEAN) {
+            content.release();
+            Decision denial = watchDenial(verdict, watch, watched);
+            String detail = watchDetail(verdict, watch);
+            releaseWatch();
+            ctx.fireChannelRead(new ExchangeControl.Abort(denial, detail));
+            if (last) {
+                ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+            } else {
+                dropping = true;
+            }
+            return;
+        }
+        ByteBuf out = watch.forwardable(last);
+        if (last) {
+            DefaultLastHttpContent end = new DefaultLastHttpContent(out);
+            end.trailingHeaders().set(((LastHttpContent) content).trailingHeaders());
+            content.release();
+            releaseWatch();
+            ctx.fireChannelRead(end);
+        } else {
+            content.release();
+            ctx.fireChannelRead(new DefaultHttpContent(out));
+        }
+    }
+
+    private Decision watchDenial(PlaceholderWatch.Verdict verdict, PlaceholderWatch w, ForwardRequest request) {
+        if (verdict == PlaceholderWatch.Verdict.UNREADABLE) {
+            return Decision.deny(Reason.MALFORMED_REQUEST, "credentials");
+        }
+        String name = credentials.forPolicy(request.policy()).table()
+                .lookup(w.found().toLowerCase(java.util.Locale.ROOT))
+                .map(g -> g.credential().name()).orElse("unknown");
+        return Decision.deny(Reason.CREDENTIAL_HOST_MISMATCH, "credentials." + name);
+    }
+
+    private static String watchDetail(PlaceholderWatch.Verdict verdict, PlaceholderWatch w) {
+        return verdict == PlaceholderWatch.Verdict.UNREADABLE
+                ? "request body does not decode, so cannot be searched for credential placeholders: "
+                        + w.problem()
+                : "placeholder in a request body too large to hold (limits.max_buffered_body)";
+    }
+
+    private void releaseWatch() {
+        if (watch != null) {
+            watch.release();
+        }
+        watch = null;
+        watched = null;
+    }
+
+    private static BodyDecoding.Coding codingOf(String coding) {
+        return switch (coding) {
+            case "gzip" -> BodyDecoding.Coding.GZIP;
+            case "deflate" -> BodyDecoding.Coding.DEFLATE;
+            default -> BodyDecoding.Coding.IDENTITY;
+        };
     }
 
     /** The body's coding when this phase can read it ({@code identity}, {@code gzip}, {@code deflate}), else null. */
@@ -289,6 +538,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
     }
 
     private void releaseHeld() {
+        releaseWatch();
         if (heldBody != null) {
             heldBody.release();
         }
@@ -320,6 +570,17 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 continue;
             }
             String ph = grant.placeholder();
+            var pair = grant.credential().inject().sigv4() ? dev.sluice.proxy.credential.SigV4Signer.keyPair(real) : null;
+            if (pair != null) {
+                // the parts of a key pair are what an origin could echo
+                for (String part : new String[] {pair.secretAccessKey(), pair.sessionToken(), pair.accessKeyId()}) {
+                    if (part != null) {
+                        forms.put(latin1(part), ph);
+                        forms.put(latin1(URLEncoder.encode(part, StandardCharsets.UTF_8)), ph);
+                        forms.put(latin1(part.replace("/", "\\/")), ph);
+                    }
+                }
+            }
             forms.put(latin1(real), ph);
             forms.put(latin1(real.replace("/", "\\/")), ph);
             forms.put(latin1(URLEncoder.encode(real, StandardCharsets.UTF_8)), ph);
@@ -352,6 +613,89 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         return text;
     }
 
+    /** The response body bytes of {@code in}, decoded, as ISO-8859-1 characters; at {@code last} the decoder ends. */
+    private String decodeResponse(ByteBuf in, boolean last)
+            throws BodyDecoding.MalformedBodyException, dev.sluice.rules.redact.BodyTooLargeException {
+        StringBuilder out = new StringBuilder(in.readableBytes() * 2);
+        BodyDecoding.Sink sink = (b, off, len) -> out.append(new String(b, off, len, StandardCharsets.ISO_8859_1));
+        byte[] bytes = io.netty.buffer.ByteBufUtil.getBytes(in);
+        responseDecoder.feed(bytes, 0, bytes.length, sink);
+        if (last) {
+            responseDecoder.finish(sink);
+            responseDecoder = null;
+        }
+        return out.toString();
+    }
+
+    /** The coding of a {@code Content-Encoding} value when this phase can undo it, else null. */
+    private static BodyDecoding.Coding readableCoding(String contentEncoding) {
+        try {
+            return BodyDecoding.parse(contentEncoding);
+        } catch (dev.sluice.rules.redact.UnsupportedContentEncodingException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Keeps in {@code Accept-Encoding} only the codings whose responses this phase can read and scrub
+     * (gzip, deflate, identity): a request that got no credential injected keeps its compression, and
+     * an origin that honours the field never answers {@code br} or {@code zstd}.
+     */
+    private static void narrowAcceptEncoding(HttpHeaders headers) {
+        List<String> values = headers.getAll(HttpHeaderNames.ACCEPT_ENCODING);
+        if (values.isEmpty()) {
+            return;
+        }
+        List<String> kept = new ArrayList<>();
+        for (String value : values) {
+            for (String part : value.split(",")) {
+                String coding = part.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+                if (coding.equals("gzip") || coding.equals("x-gzip") || coding.equals("deflate")
+                        || coding.equals("identity")) {
+                    kept.add(part.strip());
+                }
+            }
+        }
+        headers.set(HttpHeaderNames.ACCEPT_ENCODING, kept.isEmpty() ? "identity" : String.join(", ", kept));
+    }
+
+    /**
+     * Refuses, before anything of it is relayed, a response whose body would be scrubbed but is coded
+     * in a way this phase cannot read ({@code br}, {@code zstd}, stacked or unknown codings): 502
+     * {@code response_not_scrubbable}, rule {@code credentials}; the body never reaches the sandbox.
+     */
+    private static final class CodingGuard implements ForwardRequest.ResponseScan {
+        private final boolean bodyScrubbed;
+
+        CodingGuard(boolean bodyScrubbed) {
+            this.bodyScrubbed = bodyScrubbed;
+        }
+
+        @Override
+        public void onHead(HttpResponse head) {
+        }
+
+        @Override
+        public void onContent(ByteBuf content, boolean last, dev.sluice.proxy.audit.AuditEvent audit) {
+        }
+
+        @Override
+        public ExchangeControl.Abort refuseHead(HttpResponse head) {
+            int code = head.status().code();
+            if (!bodyScrubbed || code == 204 || code == 304) {
+                return null;
+            }
+            String coding = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+            if (readableCoding(coding) != null) {
+                return null;
+            }
+            String shown = coding.length() > 32 ? coding.substring(0, 32) + "..." : coding;
+            return new ExchangeControl.Abort(Decision.deny(Reason.RESPONSE_NOT_SCRUBBABLE, "credentials"),
+                    "response Content-Encoding " + shown.replaceAll("[^\\x20-\\x7e]", "?")
+                            + " cannot be scrubbed of credentials; not relayed");
+        }
+    }
+
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
         if (scrub == null || msg instanceof FullHttpResponse) {
@@ -372,6 +716,17 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             boolean informational = code < 200;
             scrubBody = !informational && scrubFraming && code != 204 && code != 304;
             carry = "";
+            responseDecoder = null;
+            if (scrubBody) {
+                // CodingGuard refused every coding but these before the head got here
+                BodyDecoding.Coding coding = readableCoding(h.get(HttpHeaderNames.CONTENT_ENCODING));
+                if (coding != null && coding != BodyDecoding.Coding.IDENTITY) {
+                    // decoded, scrubbed and sent identity-coded (always acceptable, RFC 9110 section 12.5.3)
+                    responseDecoder = BodyDecoding.decoder(coding, Long.MAX_VALUE);
+                    h.remove(HttpHeaderNames.CONTENT_ENCODING);
+                    h.remove(HttpHeaderNames.ETAG); // a strong validator of the coded representation
+                }
+            }
             longest = scrub.keySet().stream().mapToInt(String::length).max().orElse(0);
             if (scrubBody && HttpUtil.isContentLengthSet(response)) {
                 h.remove(HttpHeaderNames.CONTENT_LENGTH);
@@ -385,7 +740,19 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         if (msg instanceof HttpContent content && scrubBody) {
             boolean last = content instanceof LastHttpContent;
             ByteBuf in = content.content();
-            String text = carry + in.toString(StandardCharsets.ISO_8859_1);
+            String text;
+            try {
+                text = carry + (responseDecoder == null ? in.toString(StandardCharsets.ISO_8859_1)
+                        : decodeResponse(in, last));
+            } catch (BodyDecoding.MalformedBodyException | dev.sluice.rules.redact.BodyTooLargeException e) {
+                // cannot be read, so cannot be scrubbed: the client must not take a cut body for a whole one
+                content.release();
+                scrubBody = false;
+                responseDecoder = null;
+                promise.setFailure(e);
+                ctx.close();
+                return;
+            }
             HttpHeaders trailers = last ? ((LastHttpContent) content).trailingHeaders() : null;
             content.release();
             text = replace(text);

@@ -357,6 +357,141 @@ class CredentialInjectionTest {
         assertThat(sluice.audit()).anyMatch(r -> r.path("credentials").toString().equals("[\"git\"]"));
     }
 
+    private CurlResult post(String extension, Path file, String url, String... headers) {
+        List<String> args = new ArrayList<>(List.of("-x", proxy(extension), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Expect:"));
+        for (String h : headers) {
+            args.add("-H");
+            args.add(h);
+        }
+        args.add("--data-binary");
+        args.add("@" + file);
+        args.add(url);
+        return Curl.run(args, Duration.ofSeconds(60));
+    }
+
+    /** An origin that compresses its echo of the key although asked for identity: decoded, scrubbed, sent plain. */
+    @Test
+    void aGzipResponseThatEchoesTheKeyIsDecodedAndScrubbed() throws Exception {
+        String ph = placeholders.placeholder("agent", "llm");
+        Path headers = dir.resolve("gz-headers.txt");
+        List<String> args = new ArrayList<>(List.of("-x", proxy("agent"), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "--compressed", "-D", headers.toString(),
+                "-H", "x-api-key: " + ph, "-H", "X-Echo-Header: x-api-key", "-H", "X-Echo-Coding: gzip",
+                url(API, "/v1/echo-gzip")));
+        CurlResult r = Curl.run(args, Duration.ofSeconds(30));
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(200);
+        assertThat(api.requests().get(0).header("x-api-key")).as("the origin got the real key").isEqualTo(REAL);
+        assertThat(api.requests().get(0).header("accept-encoding")).isEqualTo("identity");
+        assertThat(r.body()).isEqualTo("{\"error\":\"bad key " + ph + "\"}");
+        assertThat(Files.readString(headers)).doesNotContainIgnoringCase("content-encoding");
+    }
+
+    /** A body coded br (or any coding Sluice cannot read) cannot be scrubbed: 502, never the body. */
+    @Test
+    void aResponseInACodingSluiceCannotReadIsRefusedNotRelayed() {
+        String ph = placeholders.placeholder("agent", "llm");
+        CurlResult r = curl("agent", url(API, "/v1/echo-br"), "x-api-key: " + ph, "X-Echo-Header: x-api-key",
+                "X-Echo-Coding: br");
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(502);
+        assertThat(r.body()).contains("response_not_scrubbable").doesNotContain(REAL).doesNotContain("bad key");
+        assertThat(api.requests().get(0).header("x-api-key")).isEqualTo(REAL);
+        JsonNode audit = lastAudit("/v1/echo-br");
+        assertThat(audit.path("reason").asText()).isEqualTo("response_not_scrubbable");
+        assertThat(audit.path("rule").asText()).isEqualTo("credentials");
+        assertThat(audit.path("error").asText()).contains("br");
+        assertThat(audit.toString()).doesNotContain(REAL);
+        // a request without an injected credential keeps only the codings Sluice can read in Accept-Encoding
+        CurlResult plainGet = curl("agent", url(API, "/v1/ae"), "Accept-Encoding: br, gzip;q=0.5, zstd");
+        assertThat(plainGet.httpStatus()).isEqualTo(200);
+        assertThat(api.requests().get(1).header("accept-encoding")).isEqualTo("gzip;q=0.5");
+    }
+
+    private static String filler(int bytes) {
+        StringBuilder b = new StringBuilder(bytes);
+        java.util.Random random = new java.util.Random(13);
+        while (b.length() < bytes) {
+            b.append("line ").append(Long.toHexString(random.nextLong())).append(' ')
+                    .append(Long.toString(random.nextLong(), 36)).append('\n');
+        }
+        b.setLength(bytes);
+        return b.toString();
+    }
+
+    /**
+     * Bodies over limits.max_buffered_body (1 MiB) stream on, watched: a clean one arrives whole; one with a
+     * placeholder anywhere (also after the head went upstream) is 403 and the origin never gets a whole request.
+     */
+    @Test
+    void aPlaceholderInABodyTooLargeToHoldIsRefusedAndTheOriginNeverGetsTheRequest() throws Exception {
+        String ph = placeholders.placeholder("agent", "llm");
+        String clean = filler(1_500_000);
+        Path cleanFile = dir.resolve("clean.txt");
+        Files.writeString(cleanFile, clean);
+        for (String framing : List.of("Transfer-Encoding: chunked", "X-Framing: length")) {
+            CurlResult ok = post("agent", cleanFile, url(API, "/v1/big-clean"), framing);
+            assertThat(ok.httpStatus()).as(framing + ": " + ok.stderr()).isEqualTo(200);
+            RecordingOrigin.Seen seen = api.requests().get(api.requests().size() - 1);
+            assertThat(seen.bodyBytes()).isEqualTo(clean.length());
+            assertThat(seen.bodySha256()).isEqualTo(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(clean.getBytes(StandardCharsets.ISO_8859_1))));
+        }
+        int before = api.requests().size();
+        Map<String, CurlResult> refused = new java.util.LinkedHashMap<>();
+        String pct = URLEncoder.encode(ph, StandardCharsets.UTF_8).replace("-", "%2D");
+        String b64 = Base64.getEncoder().encodeToString(("k=" + ph).getBytes(StandardCharsets.UTF_8));
+        int[] offsets = {1_300_000, 20_000};
+        String[] forms = {ph, pct, b64};
+        int n = 0;
+        for (int offset : offsets) {
+            for (String form : forms) {
+                String body = clean.substring(0, offset) + form + clean.substring(offset);
+                Path file = dir.resolve("big-" + n++ + ".txt");
+                Files.writeString(file, body);
+                refused.put(offset + " chunked " + form.substring(0, 8), post("agent", file,
+                        url(API, "/v1/big"), "Transfer-Encoding: chunked"));
+                refused.put(offset + " length " + form.substring(0, 8), post("agent", file, url(API, "/v1/big")));
+            }
+        }
+        // a gzip body to a host without redaction (so it reaches the phase coded), compressed > 1 MiB
+        byte[] random = new byte[1_200_000];
+        new java.util.Random(7).nextBytes(random);
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (var z = new java.util.zip.GZIPOutputStream(gz)) {
+            z.write(random);
+            z.write(("{\"k\":\"" + ph + "\"}").getBytes(StandardCharsets.UTF_8));
+        }
+        Path gzFile = dir.resolve("big.gz");
+        Files.write(gzFile, gz.toByteArray());
+        refused.put("gzip chunked", post("agent", gzFile, url(RAW, "/v1/big-gz"), "Content-Encoding: gzip",
+                "Transfer-Encoding: chunked"));
+        refused.put("gzip length", post("agent", gzFile, url(RAW, "/v1/big-gz"), "Content-Encoding: gzip"));
+        refused.forEach((what, r) -> {
+            assertThat(r.httpStatus()).as(what + ": " + r.stderr()).isEqualTo(403);
+            assertThat(r.body()).as(what).contains("credential_host_mismatch");
+        });
+        assertThat(api.requests()).as("the origin never got a whole request").hasSize(before);
+        JsonNode audit = lastAudit("/v1/big-gz");
+        assertThat(audit.path("reason").asText()).isEqualTo("credential_host_mismatch");
+        assertThat(audit.path("rule").asText()).isEqualTo("credentials.llm");
+        assertThat(audit.path("error").asText()).contains("too large to hold");
+    }
+
+    /** A request body coded br (Sluice cannot read it, so cannot search it) from an extension with credentials. */
+    @Test
+    void aRequestBodyInACodingSluiceCannotReadIsRefused() throws Exception {
+        Path file = dir.resolve("body.br");
+        Files.writeString(file, "{\"k\":\"" + placeholders.placeholder("agent", "llm") + "\"}");
+        CurlResult r = post("agent", file, url(RAW, "/v1/br"), "Content-Encoding: br",
+                "Content-Type: application/json");
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(415);
+        assertThat(r.body()).contains("unsupported_encoding");
+        assertThat(api.requests()).isEmpty();
+        JsonNode audit = lastAudit("/v1/br");
+        assertThat(audit.path("rule").asText()).isEqualTo("credentials");
+        assertThat(audit.path("error").asText()).contains("cannot be searched for credential placeholders");
+    }
+
     private String run(Path cwd, String... command) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile()).redirectErrorStream(true);
         Map<String, String> env = pb.environment();

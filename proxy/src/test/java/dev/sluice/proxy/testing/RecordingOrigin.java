@@ -188,6 +188,11 @@ public final class RecordingOrigin implements AutoCloseable {
                     seen.add(new Seen(request.method().name(), request.uri(), headers, bytes, sha, kept.toByteArray(),
                             status.code()));
                     String echo = request.headers().get("X-Echo-Header");
+                    String coded = request.headers().get("X-Echo-Coding");
+                    if (echo != null && coded != null) {
+                        echoCoded(ctx, request.headers().get(echo, ""), coded);
+                        return;
+                    }
                     if (echo != null) {
                         echo(ctx, request.headers().get(echo, ""));
                         return;
@@ -210,6 +215,31 @@ public final class RecordingOrigin implements AutoCloseable {
             }
         }
     
+        /**
+         * Echoes {@code value} in a JSON body coded {@code coding}: gzip-compressed for {@code gzip}, else the
+         * plain bytes labelled with {@code coding} (as an origin that ignores {@code Accept-Encoding} would).
+         */
+        private void echoCoded(ChannelHandlerContext ctx, String value, String coding) throws java.io.IOException {
+            byte[] plain = ("{\"error\":\"bad key " + value + "\"}").getBytes(StandardCharsets.UTF_8);
+            byte[] body = plain;
+            if (coding.equals("gzip")) {
+                java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+                try (var z = new java.util.zip.GZIPOutputStream(out)) {
+                    z.write(plain);
+                }
+                body = out.toByteArray();
+            }
+            io.netty.handler.codec.http.DefaultHttpResponse head = new io.netty.handler.codec.http.DefaultHttpResponse(
+                    HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.CONTENT_ENCODING, coding)
+                    .set(HttpHeaderNames.CONTENT_TYPE, "application/json").setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+            ctx.write(head);
+            int half = body.length / 2;
+            ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultHttpContent(Unpooled.copiedBuffer(body, 0, half)));
+            ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(
+                    Unpooled.copiedBuffer(body, half, body.length - half)));
+        }
+
         /**
          * Echoes {@code value} back (as an origin that reflects a key would): in an {@code X-Echo} header
          * and in a chunked {@code text/event-stream} body, split across two chunks mid-value, then raw,

@@ -29,6 +29,12 @@ public enum Reason {
      * The placeholder never reaches an origin.
      */
     CREDENTIAL_HOST_MISMATCH("credential_host_mismatch", 403),
+    /**
+     * A SigV4 request whose access key id is a placeholder but that Sluice will not sign again: its
+     * payload is not signed ({@code UNSIGNED-PAYLOAD} without {@code inject.sigv4_unsigned_payload}, or a
+     * {@code STREAMING-*} variant), or its declared {@code x-amz-content-sha256} does not match its body.
+     */
+    SIGV4_REFUSED("sigv4_refused", 403),
     /** A WebSocket upgrade to an inspected host whose {@code websocket} mode is {@code refuse}. */
     WEBSOCKET_REFUSED("websocket_refused", 403),
     /** A red-flag rule ({@code red_flags}) with {@code action: block} matched the request. */
@@ -79,6 +85,12 @@ public enum Reason {
      * broken chunked body, a {@code 101} nobody asked for (RFC 9112; RFC 9209's {@code http_protocol_error}).
      */
     UPSTREAM_PROTOCOL_ERROR("upstream_protocol_error", 502),
+    /**
+     * The origin answered a request whose response Sluice must scrub of real credential values (an
+     * intercepted leg of an extension that holds credentials) with a body in a content-coding Sluice
+     * cannot read ({@code br}, {@code zstd}, a stacked or unknown coding): the body is never relayed.
+     */
+    RESPONSE_NOT_SCRUBBABLE("response_not_scrubbable", 502),
     DNS_FAILURE("dns_failure", 502),
     UPSTREAM_TIMEOUT("upstream_timeout", 504),
 

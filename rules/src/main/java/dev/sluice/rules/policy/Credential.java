@@ -73,15 +73,27 @@ public record Credential(String name, Source source, boolean optional, String pl
      * @param basic whether the placeholder may be the user or password of a Basic {@code Authorization}
      * @param query query parameter names whose values may be the placeholder
      * @param body whether JSON strings and form fields of the body may carry it
+     * @param sigv4 whether the placeholder may be the access key id of an AWS SigV4 {@code Authorization}
+     *              ({@code AWS4-HMAC-SHA256 Credential=<placeholder>/...}); the value is then a key pair
+     *              and Sluice signs the request again with it
+     * @param sigv4UnsignedPayload whether such a request may carry {@code x-amz-content-sha256:
+     *                             UNSIGNED-PAYLOAD} (signed again unsigned); refused otherwise
      */
     public record Inject(List<String> hosts, Set<Integer> ports, List<String> paths, List<String> headers,
-                         boolean basic, List<String> query, boolean body) {
+                         boolean basic, List<String> query, boolean body, boolean sigv4,
+                         boolean sigv4UnsignedPayload) {
         public Inject {
             hosts = List.copyOf(hosts);
             ports = Set.copyOf(ports);
             paths = List.copyOf(paths);
             headers = List.copyOf(headers);
             query = List.copyOf(query);
+        }
+
+        /** An {@code inject} without SigV4. */
+        public Inject(List<String> hosts, Set<Integer> ports, List<String> paths, List<String> headers,
+                      boolean basic, List<String> query, boolean body) {
+            this(hosts, ports, paths, headers, basic, query, body, false, false);
         }
 
         /** Returns whether a request to {@code host} (canonical), {@code port} and {@code path} is in bounds. */

@@ -70,7 +70,7 @@ public final class PolicyLoader {
     private static final Set<String> CREDENTIAL_KEYS = orderedSet("source", "optional", "placeholder_env", "inject");
     private static final Set<String> CREDENTIAL_SOURCE_KEYS = orderedSet("env", "file", "key", "command", "ttl");
     private static final Set<String> CREDENTIAL_INJECT_KEYS = orderedSet("hosts", "ports", "paths", "header", "basic",
-            "query", "body");
+            "query", "body", "sigv4", "sigv4_unsigned_payload");
     private static final Set<String> CREDENTIAL_INJECT_UNSUPPORTED = orderedSet();
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     /** How long a {@code command} source's value is kept when {@code ttl} is not given. */
@@ -1320,8 +1320,15 @@ public final class PolicyLoader {
             boolean basic = bool(value(m, "basic"), path + ".basic", false);
             List<String> query = names(value(m, "query"), path + ".query", false);
             boolean body = bool(value(m, "body"), path + ".body", false);
-            if (headers.isEmpty() && !basic && query.isEmpty() && !body && errors.size() == before) {
-                error(m.loc(), path + ": no place for the placeholder (expected: at least one of header, basic, query, body)");
+            boolean sigv4 = bool(value(m, "sigv4"), path + ".sigv4", false);
+            boolean unsignedPayload = bool(value(m, "sigv4_unsigned_payload"), path + ".sigv4_unsigned_payload", false);
+            if (headers.isEmpty() && !basic && query.isEmpty() && !body && !sigv4 && errors.size() == before) {
+                error(m.loc(), path + ": no place for the placeholder (expected: at least one of header, basic, query, body,"
+                        + " sigv4)");
+            }
+            String sigv4Problem = CredentialSigV4Keys.problem(sigv4, unsignedPayload, headers, basic);
+            if (sigv4Problem != null) {
+                error(m.loc(), path + ": " + sigv4Problem);
             }
             if (headers.contains("authorization") && basic) {
                 error(m.loc(), path + ": header authorization and basic both (expected: one; basic decodes a Basic value,"
@@ -1330,7 +1337,7 @@ public final class PolicyLoader {
             if (errors.size() != before) {
                 return null;
             }
-            return new Credential.Inject(hosts, ports, paths, headers, basic, query, body);
+            return new Credential.Inject(hosts, ports, paths, headers, basic, query, body, sigv4, unsignedPayload);
         }
 
         /** A name or a list of names (header names are RFC 9110 tokens, lower-cased). */

@@ -92,7 +92,8 @@ class CredentialPolicyTest {
                 .contains("p.yaml:13:13: credentials.openai.source: more than one of env, file, command")
                 .contains("p.yaml:17:22: credentials.plain.inject.hosts[0]: example.org is not under inspect")
                 .contains("credentials.nowhere.source.ttl: only a command source takes ttl")
-                .contains("credentials.nowhere.inject: no place for the placeholder (expected: at least one of header, basic, query, body)")
+                .contains("credentials.nowhere.inject: no place for the placeholder (expected: at least one of header, basic, query, body,"
+                        + " sigv4)")
                 .contains("credentials.body.placeholder_env: PLAIN is already the variable of the credential")
                 .contains("credentials.body.inject.body: maybe (expected: true or false)");
     }
@@ -119,5 +120,35 @@ class CredentialPolicyTest {
                 """);
         assertThat(message).contains("credentials.openai.inject.hosts[0]: api.openai.test is not under inspect")
                 .doesNotContain("openai is not defined");
+    }
+
+    @Test
+    void sigv4KeysLoadAndTheirConflictsAreRefusedWithTheirLine() throws Exception {
+        Policy p = load("""
+                  openai:
+                    source: {file: aws.json}
+                    inject: {hosts: [api.openai.com], sigv4: true, sigv4_unsigned_payload: true}
+                """);
+        Credential.Inject inject = p.credentials().get("openai").inject();
+        assertThat(inject.sigv4()).isTrue();
+        assertThat(inject.sigv4UnsignedPayload()).isTrue();
+        assertThat(inject.headers()).isEmpty();
+
+        String message = errors(BASE + """
+                credentials:
+                  openai:
+                    source: {file: aws.json}
+                    inject: {hosts: [api.openai.com], sigv4: true, header: authorization}
+                  two:
+                    source: {file: aws.json}
+                    inject: {hosts: [api.openai.com], header: x-api-key, sigv4_unsigned_payload: true}
+                  three:
+                    source: {file: aws.json}
+                    inject: {hosts: [api.openai.com], sigv4: maybe}
+                """);
+        assertThat(message)
+                .contains("p.yaml:14:13: credentials.openai.inject: sigv4 with header authorization (expected: one;")
+                .contains("p.yaml:17:13: credentials.two.inject: sigv4_unsigned_payload without sigv4")
+                .contains("credentials.three.inject.sigv4: maybe (expected: true or false)");
     }
 }
