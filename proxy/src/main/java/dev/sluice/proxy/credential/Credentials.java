@@ -24,7 +24,9 @@ public final class Credentials implements AutoCloseable {
         /**
          * The forms in which an origin could echo a real value of {@code extension}'s credentials, each
          * mapped to the same form of its placeholder, longest first: the value itself, JSON-escaped
-         * ({@code \/}), percent-encoded (RFC 3986), base64 and base64url without padding (RFC 4648).
+         * ({@code \\/}), percent-encoded (RFC 3986), and inside base64 and base64url (RFC 4648) at each of
+         * the three byte alignments a value can have in a longer encoded run: the characters that encode
+         * only the value's bytes ({@link #base64Cores}). For a SigV4 key pair, each of its parts too.
          * Empty when the extension holds no credential whose value is available.
          */
         public java.util.Map<String, String> echoForms(String extension) {
@@ -35,11 +37,25 @@ public final class Credentials implements AutoCloseable {
                     continue;
                 }
                 String ph = grant.placeholder();
-                forms.put(real, ph);
-                forms.put(real.replace("/", "\\/"), ph);
-                forms.put(java.net.URLEncoder.encode(real, java.nio.charset.StandardCharsets.UTF_8), ph);
-                forms.put(base64(java.util.Base64.getEncoder(), real), base64(java.util.Base64.getEncoder(), ph));
-                forms.put(base64(java.util.Base64.getUrlEncoder(), real), base64(java.util.Base64.getUrlEncoder(), ph));
+                SigV4Signer.KeyPair pair = grant.credential().inject().sigv4() ? SigV4Signer.keyPair(real) : null;
+                if (pair != null) {
+                    for (String part : new String[] {pair.secretAccessKey(), pair.sessionToken(), pair.accessKeyId()}) {
+                        if (part != null) {
+                            textForms(forms, part, ph);
+                        }
+                    }
+                }
+                textForms(forms, real, ph);
+                for (java.util.Base64.Encoder encoder : new java.util.Base64.Encoder[] {
+                        java.util.Base64.getEncoder(), java.util.Base64.getUrlEncoder()}) {
+                    String[] realCores = base64Cores(encoder, real);
+                    String[] phCores = base64Cores(encoder, ph);
+                    for (int k = 0; k < 3; k++) {
+                        if (realCores[k].length() >= MIN_CORE_CHARS) {
+                            forms.put(realCores[k], phCores[k]);
+                        }
+                    }
+                }
             }
             java.util.List<java.util.Map.Entry<String, String>> sorted = new java.util.ArrayList<>(forms.entrySet());
             sorted.sort((a, b) -> b.getKey().length() - a.getKey().length());
@@ -48,8 +64,32 @@ public final class Credentials implements AutoCloseable {
             return out;
         }
 
-        private static String base64(java.util.Base64.Encoder encoder, String s) {
-            return encoder.withoutPadding().encodeToString(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        /** Shorter base64 cores are not replaced (they would match by chance). */
+        private static final int MIN_CORE_CHARS = 8;
+
+        private static void textForms(java.util.Map<String, String> forms, String value, String ph) {
+            forms.put(value, ph);
+            forms.put(value.replace("/", "\\/"), ph);
+            forms.put(java.net.URLEncoder.encode(value, java.nio.charset.StandardCharsets.UTF_8), ph);
+        }
+
+        /**
+         * For {@code k} = 0, 1, 2 preceding bytes: the base64 characters that encode only bits of {@code s}'s
+         * UTF-8 bytes when they start at byte {@code k} of a 3-byte group — the part that is the same
+         * whatever bytes come before and after it in the encoded run.
+         */
+        static String[] base64Cores(java.util.Base64.Encoder encoder, String s) {
+            byte[] value = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            String[] cores = new String[3];
+            for (int k = 0; k < 3; k++) {
+                byte[] shifted = new byte[k + value.length];
+                System.arraycopy(value, 0, shifted, k, value.length);
+                String encoded = encoder.withoutPadding().encodeToString(shifted);
+                int from = (8 * k + 5) / 6;
+                int to = 8 * (k + value.length) / 6;
+                cores[k] = to > from ? encoded.substring(from, to) : "";
+            }
+            return cores;
         }
     }
 

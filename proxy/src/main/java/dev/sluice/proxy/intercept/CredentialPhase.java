@@ -561,42 +561,28 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         releaseHeld();
     }
 
-    /** The forms of each granted value to replace in responses, longest first; null when none. */
+    /**
+     * The forms of each granted value to replace in responses ({@link Credentials.Snapshot#echoForms}), as
+     * ISO-8859-1 views of their UTF-8 bytes, longest first; null when none.
+     */
     private static Map<String, String> scrubTable(Credentials.Snapshot snapshot, String extension) {
-        Map<String, String> forms = new LinkedHashMap<>();
-        for (var grant : snapshot.table().grants(extension).values()) {
-            String real = snapshot.vault().value(grant.credential().name());
-            if (real == null) {
-                continue;
-            }
-            String ph = grant.placeholder();
-            var pair = grant.credential().inject().sigv4() ? dev.sluice.proxy.credential.SigV4Signer.keyPair(real) : null;
-            if (pair != null) {
-                // the parts of a key pair are what an origin could echo
-                for (String part : new String[] {pair.secretAccessKey(), pair.sessionToken(), pair.accessKeyId()}) {
-                    if (part != null) {
-                        forms.put(latin1(part), ph);
-                        forms.put(latin1(URLEncoder.encode(part, StandardCharsets.UTF_8)), ph);
-                        forms.put(latin1(part.replace("/", "\\/")), ph);
-                    }
-                }
-            }
-            forms.put(latin1(real), ph);
-            forms.put(latin1(real.replace("/", "\\/")), ph);
-            forms.put(latin1(URLEncoder.encode(real, StandardCharsets.UTF_8)), ph);
-            forms.put(Base64.getEncoder().withoutPadding().encodeToString(real.getBytes(StandardCharsets.UTF_8)),
-                    Base64.getEncoder().withoutPadding().encodeToString(ph.getBytes(StandardCharsets.UTF_8)));
-            forms.put(Base64.getUrlEncoder().withoutPadding().encodeToString(real.getBytes(StandardCharsets.UTF_8)),
-                    Base64.getUrlEncoder().withoutPadding().encodeToString(ph.getBytes(StandardCharsets.UTF_8)));
-        }
-        if (forms.isEmpty()) {
-            return null;
-        }
-        List<Map.Entry<String, String>> sorted = new ArrayList<>(forms.entrySet());
-        sorted.sort((a, b) -> b.getKey().length() - a.getKey().length());
         Map<String, String> out = new LinkedHashMap<>();
-        sorted.forEach(e -> out.put(e.getKey(), e.getValue()));
-        return out;
+        snapshot.echoForms(extension).forEach((real, ph) -> out.put(latin1(real), latin1(ph)));
+        return out.isEmpty() ? null : out;
+    }
+
+    /** Replaces real values in every field of {@code headers} (a response head or its trailer section). */
+    private void scrubFields(HttpHeaders headers) {
+        if (headers.isEmpty()) {
+            return;
+        }
+        List<Map.Entry<String, String>> entries = new ArrayList<>();
+        headers.forEach(entries::add);
+        headers.clear();
+        for (Map.Entry<String, String> e : entries) {
+            headers.add(e.getKey(), new String(replace(latin1(e.getValue())).getBytes(StandardCharsets.ISO_8859_1),
+                    StandardCharsets.UTF_8));
+        }
     }
 
     /** The UTF-8 bytes of {@code s} as ISO-8859-1 characters, so that bodies are matched byte for byte. */
@@ -703,14 +689,19 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             ctx.write(msg, promise);
             return;
         }
+        if (msg instanceof LastHttpContent last && !scrubBody) {
+            // a body left as it is (HEAD, HTTP/1.0) may still end with trailer fields
+            scrubFields(last.trailingHeaders());
+        }
         if (msg instanceof HttpResponse response) {
             HttpHeaders h = response.headers();
-            List<Map.Entry<String, String>> entries = new ArrayList<>();
-            h.forEach(entries::add);
-            h.clear();
-            for (Map.Entry<String, String> e : entries) {
-                h.add(e.getKey(), new String(replace(latin1(e.getValue())).getBytes(StandardCharsets.ISO_8859_1),
-                        StandardCharsets.UTF_8));
+            scrubFields(h);
+            String reason = response.status().reasonPhrase();
+            String scrubbedReason = replace(latin1(reason));
+            if (!scrubbedReason.equals(latin1(reason))) {
+                // the status line's reason phrase is the origin's free text too (RFC 9112 section 4)
+                response.setStatus(new io.netty.handler.codec.http.HttpResponseStatus(response.status().code(),
+                        new String(scrubbedReason.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8)));
             }
             int code = response.status().code();
             boolean informational = code < 200;
@@ -771,6 +762,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 DefaultLastHttpContent end = new DefaultLastHttpContent(bytes);
                 if (trailers != null) {
                     end.trailingHeaders().set(trailers);
+                    scrubFields(end.trailingHeaders());
                 }
                 ctx.write(end, promise);
             } else {

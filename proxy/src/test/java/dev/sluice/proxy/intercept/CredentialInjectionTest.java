@@ -229,6 +229,35 @@ class CredentialInjectionTest {
     }
 
     @Test
+    void anEchoInTheReasonPhraseATrailerOrAnyBase64AlignmentIsScrubbedToo() throws Exception {
+        String ph = placeholders.placeholder("agent", "llm");
+        Path headers = dir.resolve("echo-everywhere-headers.txt");
+        CurlResult r = Curl.run(List.of("-x", proxy("agent"), "--cacert", sluice.dataDir().resolve("ca.crt.pem").toString(),
+                "--http1.1", "-D", headers.toString(), "-H", "x-api-key: " + ph, "-H", "X-Echo-Header: x-api-key",
+                "-H", "X-Echo-Everywhere: 1", url(API, "/v1/echo-everywhere")), Duration.ofSeconds(30));
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(200);
+        assertThat(api.requests().get(0).header("x-api-key")).as("the origin got the real key").isEqualTo(REAL);
+        String head = Files.readString(headers);
+        assertThat(head).as("status line and trailer").doesNotContain(REAL).contains(ph);
+        for (String line : r.body().split("\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
+            // replacing a value inside a run can leave it a character off a whole unit: decode what decodes
+            String encoded = line.substring(4).replace("=", "");
+            if (encoded.length() % 4 == 1) {
+                encoded = encoded.substring(0, encoded.length() - 1);
+            }
+            byte[] decoded = line.startsWith("b64 ") ? Base64.getDecoder().decode(encoded)
+                    : Base64.getUrlDecoder().decode(encoded);
+            String text = new String(decoded, StandardCharsets.ISO_8859_1);
+            assertThat(text).as(line).doesNotContain(REAL).doesNotContain(REAL.substring(2, REAL.length() - 2));
+        }
+        assertThat(r.body()).contains(Base64.getEncoder().withoutPadding()
+                .encodeToString(ph.getBytes(StandardCharsets.UTF_8)).substring(0, 12));
+    }
+
+    @Test
     void jsonAndFormBodiesGetTheRealValueWithTheirLengthRecomputed() throws Exception {
         String ph = placeholders.placeholder("agent", "llm");
         StringBuilder json = new StringBuilder("{\"pad\":\"");

@@ -193,6 +193,10 @@ public final class RecordingOrigin implements AutoCloseable {
                         echoCoded(ctx, request.headers().get(echo, ""), coded);
                         return;
                     }
+                    if (echo != null && request.headers().contains("X-Echo-Everywhere")) {
+                        echoEverywhere(ctx, request.headers().get(echo, ""));
+                        return;
+                    }
                     if (echo != null) {
                         echo(ctx, request.headers().get(echo, ""));
                         return;
@@ -245,6 +249,30 @@ public final class RecordingOrigin implements AutoCloseable {
          * and in a chunked {@code text/event-stream} body, split across two chunks mid-value, then raw,
          * JSON-escaped ({@code \\/}) and base64 in the last chunk.
          */
+        /**
+         * Echoes {@code value} where a careless origin might: the status line's reason phrase, a trailer
+         * field of a chunked body, and inside base64 and base64url runs at each byte alignment (after 0, 1
+         * and 2 other bytes, with bytes after it).
+         */
+        private void echoEverywhere(ChannelHandlerContext ctx, String value) {
+            io.netty.handler.codec.http.DefaultHttpResponse head = new io.netty.handler.codec.http.DefaultHttpResponse(
+                    HttpVersion.HTTP_1_1, new HttpResponseStatus(200, "OK " + value));
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain").set(HttpHeaderNames.TRAILER, "X-Echo-Trailer");
+            HttpUtil.setTransferEncodingChunked(head, true);
+            ctx.write(head);
+            StringBuilder body = new StringBuilder();
+            for (String before : new String[] {"", "A", "AA"}) {
+                byte[] bytes = (before + value + "~tail").getBytes(StandardCharsets.UTF_8);
+                body.append("b64 ").append(java.util.Base64.getEncoder().encodeToString(bytes)).append('\n');
+                body.append("url ").append(java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes))
+                        .append('\n');
+            }
+            io.netty.handler.codec.http.DefaultLastHttpContent last = new io.netty.handler.codec.http.DefaultLastHttpContent(
+                    Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+            last.trailingHeaders().set("X-Echo-Trailer", value);
+            ctx.writeAndFlush(last);
+        }
+
         private void echo(ChannelHandlerContext ctx, String value) {
             io.netty.handler.codec.http.DefaultHttpResponse head = new io.netty.handler.codec.http.DefaultHttpResponse(
                     HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
