@@ -7,6 +7,7 @@ import static dev.sluice.rules.policy.PolicyCursor.value;
 import dev.sluice.rules.internal.YamlTree.MapNode;
 import dev.sluice.rules.internal.YamlTree.Node;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code alerts} (docs/policy.md "alerts"): the webhook. */
 final class AlertsSection {
@@ -19,7 +20,7 @@ final class AlertsSection {
         this.in = in;
     }
 
-    AlertSettings alerts(Node node) {
+    @Nullable AlertSettings alerts(@Nullable Node node) {
         if (node == null || isNull(node)) {
             return null;
         }

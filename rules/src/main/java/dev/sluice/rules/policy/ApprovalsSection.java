@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code approvals} (docs/policy.md "approvals"): backend, timeout, scopes, overlay. */
 final class ApprovalsSection {
@@ -25,7 +26,7 @@ final class ApprovalsSection {
     }
 
     /** Reads {@code approvals} (after {@code include}: the overlay must be one of the fragments). */
-    ApprovalSettings approvals(Node node) {
+    @Nullable ApprovalSettings approvals(@Nullable Node node) {
         if (node == null || isNull(node)) {
             return null;
         }

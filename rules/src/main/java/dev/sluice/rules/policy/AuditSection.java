@@ -12,6 +12,7 @@ import dev.sluice.rules.internal.YamlTree.ScalarNode;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code audit} (docs/policy.md "audit"): file, rotation, format, stdout. */
 final class AuditSection {
@@ -24,7 +25,7 @@ final class AuditSection {
         this.in = in;
     }
 
-    AuditSettings audit(Node node) {
+    AuditSettings audit(@Nullable Node node) {
         AuditSettings d = AuditSettings.DEFAULT;
         if (node == null || isNull(node)) {
             return d;

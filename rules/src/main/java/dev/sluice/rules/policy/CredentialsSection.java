@@ -23,6 +23,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Reads the top-level {@code credentials} (docs/policy.md "credentials.&lt;name&gt;"): sources and where each is injected. */
 final class CredentialsSection {
@@ -43,7 +44,7 @@ final class CredentialsSection {
     }
 
     /** Reads the top-level {@code credentials} map (after {@code inspect}: every inject host must be inspected). */
-    Map<String, Credential> credentials(Node node, Map<String, InspectedHost> inspect) {
+    Map<String, Credential> credentials(@Nullable Node node, Map<String, InspectedHost> inspect) {
         Map<String, Credential> out = new LinkedHashMap<>();
         if (node == null || isNull(node)) {
             return out;
@@ -108,7 +109,7 @@ final class CredentialsSection {
         return out;
     }
 
-    Credential.Source credentialSource(Node node, String path) {
+    Credential.@Nullable Source credentialSource(Node node, String path) {
         MapNode m = in.map(node, path);
         if (m == null) {
             return null;
@@ -176,7 +177,7 @@ final class CredentialsSection {
         return new Credential.Command(args, d);
     }
 
-    Credential.Inject credentialInject(Node node, String path, Map<String, InspectedHost> inspect) {
+    Credential.@Nullable Inject credentialInject(Node node, String path, Map<String, InspectedHost> inspect) {
         MapNode m = in.map(node, path);
         if (m == null) {
             return null;
@@ -267,7 +268,7 @@ final class CredentialsSection {
     }
 
     /** A name or a list of names (header names are RFC 9110 tokens, lower-cased). */
-    List<String> names(Node node, String path, boolean header) {
+    List<String> names(@Nullable Node node, String path, boolean header) {
         List<String> out = new ArrayList<>();
         if (node == null || isNull(node)) {
             return out;

@@ -22,6 +22,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads {@code groups} and {@code extensions} (docs/policy.md "extensions.&lt;name&gt;"), and checks
@@ -44,7 +45,7 @@ final class ExtensionsSection {
         this.rules = rules;
     }
 
-    Map<String, List<Rule>> groups(Node node) {
+    Map<String, List<Rule>> groups(@Nullable Node node) {
         Map<String, List<Rule>> groups = new LinkedHashMap<>();
         if (node == null || isNull(node)) {
             return groups;
@@ -63,7 +64,7 @@ final class ExtensionsSection {
         return groups;
     }
 
-    Map<String, Extension> extensions(Node node, Map<String, List<Rule>> groups) {
+    Map<String, Extension> extensions(@Nullable Node node, Map<String, List<Rule>> groups) {
         Map<String, Extension> extensions = new LinkedHashMap<>();
         if (node == null || isNull(node)) {
             return extensions;
@@ -160,7 +161,7 @@ final class ExtensionsSection {
         return extensions;
     }
 
-    List<String> credentialNames(Node node, String path) {
+    List<String> credentialNames(@Nullable Node node, String path) {
         List<String> names = new ArrayList<>();
         if (node == null || isNull(node)) {
             return names;

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads {@code include} (docs/policy.md "include"): each fragment in order, merged into the policy's
@@ -46,7 +47,7 @@ final class IncludeSection {
      * Reads the fragments listed by an {@code include} node, in order, and merges them into
      * {@code groups} and {@code extensions}. {@code chain} is the files that led here (for cycles).
      */
-    void includes(Node node, Map<String, List<Rule>> groups, Map<String, Extension> extensions, List<Path> chain) {
+    void includes(@Nullable Node node, Map<String, List<Rule>> groups, Map<String, Extension> extensions, List<Path> chain) {
         if (node == null || isNull(node)) {
             return;
         }
@@ -129,7 +130,7 @@ final class IncludeSection {
      * {@code .groups} for extensions the policy defines, then its own {@code include}. With
      * {@code extensions == null} (a fragment checked alone) names are not checked against a policy.
      */
-    void fragment(Node root, Map<String, List<Rule>> groups, Map<String, Extension> extensions, List<Path> chain) {
+    void fragment(Node root, Map<String, List<Rule>> groups, @Nullable Map<String, Extension> extensions, @Nullable List<Path> chain) {
         if (isNull(root)) {
             return; // an empty fragment adds nothing
         }

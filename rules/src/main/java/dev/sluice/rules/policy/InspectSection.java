@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code inspect} (hosts whose TLS Sluice terminates, their pins) and {@code tls} (extra trust). */
 final class InspectSection {
@@ -33,7 +34,7 @@ final class InspectSection {
         this.in = in;
     }
 
-    Map<String, InspectedHost> inspect(Node node) {
+    Map<String, InspectedHost> inspect(@Nullable Node node) {
         Map<String, InspectedHost> hosts = new LinkedHashMap<>();
         if (node == null || isNull(node)) {
             return hosts;
@@ -119,7 +120,7 @@ final class InspectSection {
         return hosts;
     }
 
-    TlsSettings tls(Node node) {
+    TlsSettings tls(@Nullable Node node) {
         if (node == null || isNull(node)) {
             return TlsSettings.NONE;
         }

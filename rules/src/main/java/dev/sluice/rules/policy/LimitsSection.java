@@ -8,6 +8,7 @@ import dev.sluice.rules.internal.YamlTree.MapNode;
 import dev.sluice.rules.internal.YamlTree.Node;
 import java.time.Duration;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code limits} (docs/policy.md "limits"), {@code token_budget} included. */
 final class LimitsSection {
@@ -25,7 +26,7 @@ final class LimitsSection {
         this.in = in;
     }
 
-    Limits limits(Node node) {
+    Limits limits(@Nullable Node node) {
         Limits d = DEFAULT_LIMITS;
         if (node == null || isNull(node)) {
             return d;

@@ -9,6 +9,7 @@ import dev.sluice.rules.internal.YamlTree.MapNode;
 import dev.sluice.rules.internal.YamlTree.Node;
 import java.net.InetSocketAddress;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code listen} (docs/policy.md "listen"): the proxy, transparent, DNS and admin addresses. */
 final class ListenSection {
@@ -21,7 +22,7 @@ final class ListenSection {
         this.in = in;
     }
 
-    ListenSettings listen(Node node) {
+    ListenSettings listen(@Nullable Node node) {
         InetSocketAddress proxy = new InetSocketAddress(IpAddresses.inet4(0x7f000001), 3128);
         InetSocketAddress admin = new InetSocketAddress(IpAddresses.inet4(0x7f000001), 9901);
         InetSocketAddress transparent = null;

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code network} (docs/policy.md "network"): private ranges allowed, static hosts, resolvers, internal domains. */
 final class NetworkSection {
@@ -34,7 +35,7 @@ final class NetworkSection {
         this.in = in;
     }
 
-    NetworkSettings network(Node node) {
+    NetworkSettings network(@Nullable Node node) {
         List<Cidr> allowPrivate = new ArrayList<>();
         Map<String, InetAddress> hosts = new LinkedHashMap<>();
         List<InetSocketAddress> resolvers = new ArrayList<>();

@@ -21,6 +21,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One load's reading state, shared by every section reader ({@code *Section} in this package): the
@@ -44,7 +45,7 @@ final class PolicyCursor {
     final String source;
     final List<PolicyError> errors;
     /** The file read (fragments resolve from its directory), or null for text (they resolve from the cwd). */
-    final Path file;
+    final @Nullable Path file;
     /** Prefix of every rule id this cursor's readers make: empty for the policy, {@code <include>:} for a fragment. */
     final String idPrefix;
     /** Fragments read so far, in order, absolute and normalised (shared by every cursor of one load). */
@@ -52,11 +53,11 @@ final class PolicyCursor {
     /** Bytes SHA-256 of each included fragment, in the order of {@link #included}. */
     final List<String> includedSha;
 
-    PolicyCursor(String source, List<PolicyError> errors, Path file) {
+    PolicyCursor(String source, List<PolicyError> errors, @Nullable Path file) {
         this(source, errors, file, "", new ArrayList<>(), new ArrayList<>());
     }
 
-    private PolicyCursor(String source, List<PolicyError> errors, Path file, String idPrefix, List<Path> included,
+    private PolicyCursor(String source, List<PolicyError> errors, @Nullable Path file, String idPrefix, List<Path> included,
                          List<String> includedSha) {
         this.source = source;
         this.errors = errors;
@@ -90,7 +91,7 @@ final class PolicyCursor {
         }
     }
 
-    List<Item<Cidr>> cidrs(Node node, String path) {
+    List<Item<Cidr>> cidrs(@Nullable Node node, String path) {
         List<Item<Cidr>> out = new ArrayList<>();
         if (node == null || isNull(node)) {
             return out;
@@ -115,7 +116,7 @@ final class PolicyCursor {
     }
 
     /** Parses {@code ip:port}, {@code [ipv6]:port}, or (with a default port) a bare address. */
-    InetSocketAddress socket(Node node, String path, int defaultPort) {
+    @Nullable InetSocketAddress socket(Node node, String path, int defaultPort) {
         String text = string(node, path);
         if (text == null) {
             return null;
@@ -165,7 +166,7 @@ final class PolicyCursor {
         return new InetSocketAddress(address, port);
     }
 
-    Duration duration(Node node, String path, Duration dflt) {
+    Duration duration(@Nullable Node node, String path, Duration dflt) {
         if (node == null) {
             return dflt;
         }
@@ -198,7 +199,7 @@ final class PolicyCursor {
         return d;
     }
 
-    long size(Node node, String path, long dflt, long max) {
+    long size(@Nullable Node node, String path, long dflt, long max) {
         if (node == null) {
             return dflt;
         }
@@ -218,7 +219,7 @@ final class PolicyCursor {
         return n << shift;
     }
 
-    long integer(Node node, String path, long dflt, long min, long max) {
+    long integer(@Nullable Node node, String path, long dflt, long min, long max) {
         if (node == null) {
             return dflt;
         }
@@ -235,7 +236,7 @@ final class PolicyCursor {
         return v;
     }
 
-    String string(Node node, String path) {
+    @Nullable String string(Node node, String path) {
         if (node instanceof ScalarNode && ((ScalarNode) node).token() == JsonToken.VALUE_STRING) {
             return ((ScalarNode) node).text();
         }
@@ -243,14 +244,14 @@ final class PolicyCursor {
         return null;
     }
 
-    static String scalarText(Node node) {
+    static @Nullable String scalarText(Node node) {
         if (node instanceof ScalarNode && !((ScalarNode) node).isNull()) {
             return ((ScalarNode) node).text();
         }
         return null;
     }
 
-    MapNode map(Node node, String path) {
+    @Nullable MapNode map(Node node, String path) {
         if (node instanceof MapNode) {
             return (MapNode) node;
         }
@@ -258,7 +259,7 @@ final class PolicyCursor {
         return null;
     }
 
-    ListNode list(Node node, String path) {
+    @Nullable ListNode list(Node node, String path) {
         if (node instanceof ListNode) {
             return (ListNode) node;
         }
@@ -303,7 +304,7 @@ final class PolicyCursor {
         return t.length() > 64 ? t.substring(0, 64) + "..." : t;
     }
 
-    boolean bool(Node node, String path, boolean dflt) {
+    boolean bool(@Nullable Node node, String path, boolean dflt) {
         if (node == null) {
             return dflt;
         }
@@ -315,7 +316,7 @@ final class PolicyCursor {
         return dflt;
     }
 
-    String hostPattern(Node node, String path) {
+    @Nullable String hostPattern(Node node, String path) {
         String text = string(node, path);
         if (text == null) {
             return null;

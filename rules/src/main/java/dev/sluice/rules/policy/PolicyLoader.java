@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Loads policy files (YAML, version 1, design.md "Policy file"; the full reference is docs/policy.md)
@@ -224,7 +225,7 @@ public final class PolicyLoader {
         return sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
     }
 
-    private static Policy parse(String yaml, String source, String sha256Hex, Path file) throws PolicyException {
+    private static Policy parse(String yaml, String source, String sha256Hex, @Nullable Path file) throws PolicyException {
         PolicyCursor r = new PolicyCursor(source, new ArrayList<>(), file);
         List<YamlTree.Problem> problems = new ArrayList<>();
         Node root = YamlTree.read(yaml, problems);
@@ -252,7 +253,7 @@ public final class PolicyLoader {
     }
 
     /** Reads the whole policy document; null when an error was found (they are in {@code in.errors}). */
-    private static Policy read(PolicyCursor in, Node root, String sha256Hex) {
+    private static @Nullable Policy read(PolicyCursor in, Node root, String sha256Hex) {
         MapNode top = in.map(root, "policy");
         if (top == null) {
             return null;

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code red_flags} (docs/policy.md "red_flags"): built-in and custom rules, direction, action, suppressions. */
 final class RedFlagsSection {
@@ -30,7 +31,7 @@ final class RedFlagsSection {
         this.in = in;
     }
 
-    dev.sluice.rules.redflag.RedFlagSettings redFlags(Node node, List<String> internalDomains) {
+    dev.sluice.rules.redflag.@Nullable RedFlagSettings redFlags(@Nullable Node node, List<String> internalDomains) {
         if (node == null || isNull(node)) {
             return null;
         }

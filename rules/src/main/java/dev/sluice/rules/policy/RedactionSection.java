@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code redaction} (docs/policy.md "redaction"): action, binary, built-in and custom detectors. */
 final class RedactionSection {
@@ -41,7 +42,7 @@ final class RedactionSection {
      * {@code builtin} ({@code all}, the default, or a list of built-in detector ids), {@code custom}
      * (a list of {@code {id, pattern, keywords, max_length}}).
      */
-    RedactionSettings redaction(Node node) {
+    @Nullable RedactionSettings redaction(@Nullable Node node) {
         if (node == null || isNull(node)) {
             return RedactionSettings.defaults();
         }
@@ -121,7 +122,7 @@ final class RedactionSection {
         return RedactionSettings.of(action, binary, builtinIds, custom);
     }
 
-    Detector customDetector(Node node, String path, Set<String> ids) {
+    @Nullable Detector customDetector(Node node, String path, Set<String> ids) {
         MapNode m = in.map(node, path);
         if (m == null) {
             return null;

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads allow and deny rule lists (docs/policy.md "Rules") wherever they stand (extensions, groups,
@@ -38,7 +39,7 @@ final class RulesSection {
         this.in = in;
     }
 
-    List<Rule> rules(Node node, String path, boolean deny) {
+    List<Rule> rules(@Nullable Node node, String path, boolean deny) {
         List<Rule> rules = new ArrayList<>();
         if (node == null || isNull(node)) {
             return rules;
@@ -115,7 +116,7 @@ final class RulesSection {
         return out;
     }
 
-    Rule rule(Node node, String id, boolean deny) {
+    @Nullable Rule rule(Node node, String id, boolean deny) {
         MapNode m = in.map(node, id);
         if (m == null) {
             return null;

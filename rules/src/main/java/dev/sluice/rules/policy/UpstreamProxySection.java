@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Reads {@code upstream_proxy} (docs/policy.md "upstream_proxy"): parent proxies, no_proxy, auth_file. */
 final class UpstreamProxySection {
@@ -33,7 +34,7 @@ final class UpstreamProxySection {
         this.in = in;
     }
 
-    UpstreamProxy upstreamProxy(Node node) {
+    UpstreamProxy upstreamProxy(@Nullable Node node) {
         if (node == null || isNull(node)) {
             return UpstreamProxy.NONE;
         }
@@ -91,7 +92,7 @@ final class UpstreamProxySection {
     }
 
     /** {@code http://host:port[/]}: a parent reached over plain TCP; credentials only in auth_file. */
-    UpstreamProxy.Parent parent(Node node, String path) {
+    UpstreamProxy.@Nullable Parent parent(@Nullable Node node, String path) {
         if (node == null || isNull(node)) {
             return null;
         }
@@ -129,7 +130,7 @@ final class UpstreamProxySection {
         }
     }
 
-    static UpstreamProxy.NoProxy noProxyEntry(String raw) {
+    static UpstreamProxy.@Nullable NoProxy noProxyEntry(String raw) {
         String text = raw.trim();
         if (text.equals("*")) {
             return new UpstreamProxy.NoProxy(true, null, false, null, 0);
@@ -196,7 +197,7 @@ final class UpstreamProxySection {
      * Reads {@code user:password} (one line, UTF-8; a relative path is resolved against the policy
      * file's directory); errors never show the file's content.
      */
-    UpstreamProxy.ParentCredentials credentials(Node node, String text) {
+    UpstreamProxy.@Nullable ParentCredentials credentials(Node node, String text) {
         String path = "upstream_proxy.auth_file";
         String content;
         try {
