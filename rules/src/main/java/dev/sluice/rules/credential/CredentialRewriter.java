@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The credential decision for one request head (pure: no I/O): swaps the extension's placeholders for
@@ -241,7 +242,7 @@ public final class CredentialRewriter {
     private static final String UNAVAILABLE_MARK = new String("unavailable");
 
     /** Swaps the placeholder in a Basic value's user or password; null when it has none. */
-    private static String swapBasic(String value, String placeholder, String credential, Function<String, String> values) {
+    private static @Nullable String swapBasic(String value, String placeholder, String credential, Function<String, String> values) {
         if (value.length() < 6 || !value.regionMatches(true, 0, "Basic ", 0, 6)) {
             return null;
         }
@@ -293,7 +294,7 @@ public final class CredentialRewriter {
      *
      * @param text any text of a request (a header line, a request-target, a body piece)
      */
-    public static String find(String text) {
+    public static @Nullable String find(String text) {
         List<String> forms = new ArrayList<>(4);
         forms.add(text);
         if (text.indexOf('%') >= 0) {
@@ -324,7 +325,7 @@ public final class CredentialRewriter {
         return null;
     }
 
-    private static String base64(String run) {
+    private static @Nullable String base64(String run) {
         String s = run.replace('-', '+').replace('_', '/');
         int end = s.indexOf('=');
         String body = end < 0 ? s : s.substring(0, end);

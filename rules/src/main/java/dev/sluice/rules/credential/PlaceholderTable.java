@@ -6,6 +6,7 @@ import dev.sluice.rules.policy.Policy;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every placeholder a policy hands out: for each extension and each credential it lists under
@@ -55,7 +56,7 @@ public final class PlaceholderTable {
     }
 
     /** Returns {@code extension}'s grants by credential name, in the order listed; empty when none. */
-    public Map<String, Grant> grants(String extension) {
+    public Map<String, Grant> grants(@Nullable String extension) {
         Map<String, Grant> own = extension == null ? null : byExtension.get(extension);
         return own == null ? Map.of() : own;
     }

@@ -6,6 +6,7 @@ import java.util.HexFormat;
 import java.util.regex.Pattern;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Placeholders: what an extension holds in place of a real credential (docs/credentials.md). A
@@ -32,7 +33,7 @@ public final class Placeholders {
      * @param key the 32-byte placeholder key
      * @throws IllegalArgumentException when {@code key} is not 32 bytes
      */
-    public Placeholders(byte[] key) {
+    public Placeholders(byte @Nullable [] key) {
         if (key == null || key.length != KEY_BYTES) {
             throw new IllegalArgumentException("placeholder key: expected " + KEY_BYTES + " bytes");
         }

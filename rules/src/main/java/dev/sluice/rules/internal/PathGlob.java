@@ -1,5 +1,7 @@
 package dev.sluice.rules.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Path globs of policy rules. Not public API.
  *
@@ -28,7 +30,7 @@ public final class PathGlob {
      *
      * @return null when valid, else a message in the form {@code (expected: ...)}
      */
-    public static String validate(String glob) {
+    public static @Nullable String validate(String glob) {
         if (glob.isEmpty() || glob.charAt(0) != '/') {
             return "(expected: a path glob starting with /)";
         }

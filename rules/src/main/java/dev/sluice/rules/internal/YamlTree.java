@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A YAML document as a small tree whose every node and key remembers its line and column, read with
@@ -27,7 +28,7 @@ public final class YamlTree {
 
     /** A 1-based position in the source; 0 when unknown. */
     public record Loc(int line, int column) {
-        static Loc of(JsonLocation l) {
+        static Loc of(@Nullable JsonLocation l) {
             return l == null ? new Loc(0, 0) : new Loc(Math.max(l.getLineNr(), 0), Math.max(l.getColumnNr(), 0));
         }
     }
@@ -59,7 +60,7 @@ public final class YamlTree {
      * A scalar with the token type Jackson gave it (e.g. {@link JsonToken#VALUE_NUMBER_INT},
      * {@link JsonToken#VALUE_NULL}) and its text as written.
      */
-    public record ScalarNode(Loc loc, JsonToken token, String text) implements Node {
+    public record ScalarNode(Loc loc, JsonToken token, @Nullable String text) implements Node {
         public boolean isNull() {
             return token == JsonToken.VALUE_NULL;
         }
@@ -75,7 +76,7 @@ public final class YamlTree {
      * @param problems receives every problem found
      * @return the root node, or null when the text is empty or could not be read at all
      */
-    public static Node read(String yaml, List<Problem> problems) {
+    public static @Nullable Node read(String yaml, List<Problem> problems) {
         YAMLFactory factory = YAMLFactory.builder().build();
         try (JsonParser parser = factory.createParser(yaml)) {
             JsonToken first = parser.nextToken();
@@ -134,7 +135,7 @@ public final class YamlTree {
         }
     }
 
-    private static String firstLine(String s) {
+    private static String firstLine(@Nullable String s) {
         if (s == null) {
             return "unreadable";
         }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.async.ByteArrayFeeder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the model name and token usage an LLM provider reports in a response body, as the body streams
@@ -93,7 +94,7 @@ public final class UsageScanner {
      * {@link Framing#JSON} for {@code application/json} and {@code +json} types (RFC 6839),
      * {@link Framing#SSE} for {@code text/event-stream}; null for anything else (nothing to read).
      */
-    public static UsageScanner forContentType(String contentType) {
+    public static @Nullable UsageScanner forContentType(@Nullable String contentType) {
         if (contentType == null) {
             return null;
         }
@@ -345,7 +346,7 @@ public final class UsageScanner {
         }
     }
 
-    private void onString(String name, String parent, String grand) throws IOException {
+    private void onString(String name, @Nullable String parent, @Nullable String grand) throws IOException {
         if (grand != null) {
             return;
         }
@@ -359,7 +360,7 @@ public final class UsageScanner {
         }
     }
 
-    private void onCount(String name, String parent, String grand) throws IOException {
+    private void onCount(@Nullable String name, @Nullable String parent, @Nullable String grand) throws IOException {
         if (parent == null || name == null) {
             return;
         }

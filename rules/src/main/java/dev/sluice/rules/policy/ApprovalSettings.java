@@ -4,6 +4,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code approvals} section: how a request that misses the allowlist (never an address-class,
@@ -17,7 +18,8 @@ import java.util.Set;
  * @param overlay the fragment {@code always} writes rules into (absolute; one of the policy's includes),
  *                or null when {@code always} is not among the scopes
  */
-public record ApprovalSettings(Backend backend, URI webhook, Duration timeout, Set<String> scopes, Path overlay) {
+public record ApprovalSettings(Backend backend, @Nullable URI webhook, Duration timeout, Set<String> scopes,
+                               @Nullable Path overlay) {
 
     /** Where the questions go ({@code approvals.backend}). */
     public enum Backend {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One entry of the policy's top-level {@code credentials} map (docs/credentials.md): where the real
@@ -43,7 +44,7 @@ public record Credential(String name, Source source, boolean optional, String pl
      * @param path absolute, resolved against the policy file's directory
      * @param key the top-level key, or null for the whole file
      */
-    public record FileSource(Path path, String key) implements Source {
+    public record FileSource(Path path, @Nullable String key) implements Source {
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.sluice.rules.policy;
 import dev.sluice.rules.address.Cidr;
 import dev.sluice.rules.internal.RuleList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One extension (a sandboxed client identity) with its rules, groups already expanded.
@@ -17,7 +18,7 @@ import java.util.List;
  * <p>{@code allow} and {@code deny} are kept as immutable lists that also carry a lookup index (exact
  * names, suffixes, prefixes), so that deciding costs about the same for any number of rules.
  */
-public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, List<Rule> allow, List<Rule> deny,
+public record Extension(String name, byte @Nullable [] tokenSha256, List<Cidr> sources, List<Rule> allow, List<Rule> deny,
                         List<String> credentials) {
 
     public Extension {
@@ -49,7 +50,7 @@ public record Extension(String name, byte[] tokenSha256, List<Cidr> sources, Lis
     private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile(NAME_PATTERN);
 
     /** Returns whether {@code name} is a valid extension name ({@link #NAME_PATTERN}); null is not. */
-    public static boolean isValidName(String name) {
+    public static boolean isValidName(@Nullable String name) {
         return name != null && NAME.matcher(name).matches();
     }
 

@@ -1,6 +1,7 @@
 package dev.sluice.rules.policy;
 
 import java.net.InetSocketAddress;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code listen} section; read at start only. Addresses are IP literals (never resolved); port 0
@@ -12,6 +13,6 @@ import java.net.InetSocketAddress;
  *            specific (non-wildcard) address, which is the answer given for allowed names
  * @param admin admin listener (default 127.0.0.1:9901)
  */
-public record ListenSettings(InetSocketAddress proxy, InetSocketAddress transparent, InetSocketAddress dns,
+public record ListenSettings(InetSocketAddress proxy, @Nullable InetSocketAddress transparent, @Nullable InetSocketAddress dns,
                              InetSocketAddress admin) {
 }

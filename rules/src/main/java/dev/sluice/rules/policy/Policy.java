@@ -8,6 +8,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One immutable policy snapshot, as loaded from a policy file (design.md "Policy file"). Swapped
@@ -37,9 +38,9 @@ import java.util.Optional;
 public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> globalDeny, NetworkSettings network,
                      ListenSettings listen, Limits limits, AuditSettings audit, String source, String sha256Hex,
                      Map<String, InspectedHost> inspect, TlsSettings tls, RedactionSettings redaction,
-                     UpstreamProxy upstreamProxy, List<Path> includes, ApprovalSettings approvals,
-                     Map<String, Credential> credentials, dev.sluice.rules.redflag.RedFlagSettings redFlags,
-                     AlertSettings alerts, CaptureSettings capture) {
+                     UpstreamProxy upstreamProxy, List<Path> includes, @Nullable ApprovalSettings approvals,
+                     Map<String, Credential> credentials, dev.sluice.rules.redflag.@Nullable RedFlagSettings redFlags,
+                     @Nullable AlertSettings alerts, @Nullable CaptureSettings capture) {
 
     public Policy {
         credentials = credentials == null ? Map.of() : java.util.Collections.unmodifiableMap(
@@ -133,7 +134,7 @@ public record Policy(Mode mode, Map<String, Extension> extensions, List<Rule> gl
      *
      * @return the extension, or empty when the name is unknown, has no token, or the token is wrong
      */
-    public Optional<Extension> authenticate(String name, String token) {
+    public Optional<Extension> authenticate(@Nullable String name, @Nullable String token) {
         if (name == null || token == null) {
             return Optional.empty();
         }

@@ -3,6 +3,7 @@ package dev.sluice.rules.policy;
 import dev.sluice.rules.address.Cidr;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One allow or deny entry of the policy file. Exactly one of {@code host} and {@code cidr} is set.
@@ -26,8 +27,8 @@ import java.util.Set;
  *                ClientHello; null when not written, meaning true on port 443 and false on any other
  *                port ({@link #tlsOnlyOn})
  */
-public record Rule(String id, String host, Cidr cidr, Set<Integer> ports, Set<String> methods, List<String> paths,
-                   Boolean tlsOnly) {
+public record Rule(String id, @Nullable String host, @Nullable Cidr cidr, Set<Integer> ports, Set<String> methods, List<String> paths,
+                   @Nullable Boolean tlsOnly) {
 
     public Rule {
         ports = Set.copyOf(ports);

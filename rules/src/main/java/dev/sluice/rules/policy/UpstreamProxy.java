@@ -5,6 +5,7 @@ import dev.sluice.rules.target.Target;
 import java.net.InetAddress;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code upstream_proxy} section (operator-level, never per extension): the parent proxy Sluice's
@@ -21,7 +22,8 @@ import java.util.Objects;
  * @param credentials the parent's Basic credentials (RFC 7617) from {@code auth_file}; null: none sent
  * @param connectBy what Sluice names in its CONNECT to the parent
  */
-public record UpstreamProxy(Parent https, Parent http, List<NoProxy> noProxy, ParentCredentials credentials,
+public record UpstreamProxy(@Nullable Parent https, @Nullable Parent http, List<NoProxy> noProxy,
+                            @Nullable ParentCredentials credentials,
                             ConnectBy connectBy) {
 
     /** No parent: every upstream connection goes direct. */
@@ -44,7 +46,7 @@ public record UpstreamProxy(Parent https, Parent http, List<NoProxy> noProxy, Pa
      * @param target the canonical target
      * @param address the checked address Sluice will name, or null when Sluice did not resolve
      */
-    public Parent parentFor(boolean plainHttp, Target target, InetAddress address) {
+    public @Nullable Parent parentFor(boolean plainHttp, Target target, InetAddress address) {
         Parent parent = plainHttp ? http : https;
         if (parent == null) {
             return null;
@@ -122,10 +124,10 @@ public record UpstreamProxy(Parent https, Parent http, List<NoProxy> noProxy, Pa
      * @param cidr the prefix of a CIDR entry, or null
      * @param port the port, or 0 for any
      */
-    public record NoProxy(boolean all, String host, boolean subdomainsOnly, Cidr cidr, int port) {
+    public record NoProxy(boolean all, @Nullable String host, boolean subdomainsOnly, @Nullable Cidr cidr, int port) {
 
         /** Returns whether this entry covers the target. */
-        public boolean matches(Target target, InetAddress address) {
+        public boolean matches(Target target, @Nullable InetAddress address) {
             if (port != 0 && port != target.port()) {
                 return false;
             }

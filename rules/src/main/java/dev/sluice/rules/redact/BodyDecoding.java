@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Undoes a request body's {@code Content-Encoding} as it streams, with a cap on the decoded size, so the
@@ -51,7 +52,7 @@ public final class BodyDecoding {
      * @param contentEncoding the value, or null when the header is absent
      * @throws UnsupportedContentEncodingException for a coding Sluice cannot undo, or several codings
      */
-    public static Coding parse(String contentEncoding) throws UnsupportedContentEncodingException {
+    public static Coding parse(@Nullable String contentEncoding) throws UnsupportedContentEncodingException {
         if (contentEncoding == null) {
             return Coding.IDENTITY;
         }

@@ -1,6 +1,7 @@
 package dev.sluice.rules.redact;
 
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /** How a body is read by the {@link StreamingRedactor}. */
 public enum BodyFormat {
@@ -34,7 +35,7 @@ public enum BodyFormat {
      * Returns the media type of a {@code Content-Type} value (RFC 9110 section 8.3.1): lowercase, without
      * parameters or surrounding whitespace; null for null.
      */
-    static String mediaType(String contentType) {
+    static @Nullable String mediaType(@Nullable String contentType) {
         if (contentType == null) {
             return null;
         }

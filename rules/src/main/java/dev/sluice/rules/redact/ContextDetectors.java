@@ -5,6 +5,7 @@ import static dev.sluice.rules.redact.DetectorShapes.checked;
 import java.util.List;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Detectors for secrets without a vendor prefix, found by the context they stand in: a command line
@@ -403,7 +404,7 @@ public final class ContextDetectors {
             270, 0, ContextDetectors::awsSecretLike, null);
 
     /** Decodes standard base64 (padding optional) to ISO-8859-1 text, or null. */
-    private static String base64Text(String s) {
+    private static @Nullable String base64Text(String s) {
         try {
             return new String(java.util.Base64.getDecoder().decode(s), java.nio.charset.StandardCharsets.ISO_8859_1);
         } catch (IllegalArgumentException e) {

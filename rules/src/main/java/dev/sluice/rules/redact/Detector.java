@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One credential format: where to look ({@link #keywords}), what it looks like ({@link #pattern}) and
@@ -45,7 +46,7 @@ import java.util.regex.Pattern;
  */
 public record Detector(String id, String description, List<String> keywords, Pattern pattern, int secretGroup,
                        double minEntropy, Predicate<String> validator, int maxCharsBeforeKeyword, int maxLength,
-                       boolean keywordAtWordStart, Precheck precheck) {
+                       boolean keywordAtWordStart, @Nullable Precheck precheck) {
 
     /** Largest {@link #maxLength} accepted. */
     public static final int MAX_LENGTH_LIMIT = 65536;

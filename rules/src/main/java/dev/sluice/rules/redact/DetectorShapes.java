@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Building blocks of the built-in detectors ({@link BuiltinDetectors}, {@link VendorDetectors},
@@ -66,7 +67,7 @@ final class DetectorShapes {
     }
 
     /** {@code validator} (null for none) and {@link #notDocumentedExample}. */
-    static Predicate<String> checked(Predicate<String> validator) {
+    static Predicate<String> checked(@Nullable Predicate<String> validator) {
         return validator == null ? DetectorShapes::notDocumentedExample
                 : s -> notDocumentedExample(s) && validator.test(s);
     }

@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Detectors for secrets written <em>encoded</em>: a candidate token is decoded and the decoded bytes are
@@ -81,7 +82,7 @@ public final class EncodedDetectors {
     };
 
     /** Decodes base64 or base64url (padding optional, a trailing partial quantum dropped), or null. */
-    static byte[] base64(String token) {
+    static byte @Nullable [] base64(String token) {
         String t = token;
         int eq = t.indexOf('=');
         if (eq >= 0) {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Recognises requests signed with AWS Signature Version 4, whose signature covers the body (through
@@ -49,7 +50,7 @@ public final class SigV4 {
      * @param headers request headers, names in any case
      * @param rawQuery the request-target's query without {@code ?}, or null
      */
-    public static boolean isSigned(List<Map.Entry<String, String>> headers, String rawQuery) {
+    public static boolean isSigned(List<Map.Entry<String, String>> headers, @Nullable String rawQuery) {
         for (Map.Entry<String, String> h : headers) {
             String name = h.getKey();
             if (name.equalsIgnoreCase("x-amz-content-sha256")) {

@@ -1,9 +1,6 @@
 package dev.sluice.rules.redact;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
@@ -145,21 +142,11 @@ public final class StreamingRedactor {
     private long[] triggers = new long[16];
     private int triggerCount;
 
-    // found matches not yet released: absolute raw offsets, sorted by start, not overlapping
-    private long[] mStart = new long[8];
-    private long[] mEnd = new long[8];
-    private int[] mDet = new int[8];
-    private int mCount;
+    /** Found matches not yet released. */
+    private final PendingMatches matches = new PendingMatches();
 
-    // decoded window (JSON): win[0, winLen) decoded from raw bytes, described by segments: segment j starts
-    // at decoded index segDec[j] and raw index segRaw[j]; segRawLen[j] is 0 for a run of literal bytes
-    // (one raw byte each) or the raw length of one escape (all its decoded bytes come from the whole escape)
-    private byte[] win = new byte[1024];
-    private int winLen;
-    private int[] segDec = new int[64];
-    private int[] segRaw = new int[64];
-    private byte[] segRawLen = new byte[64];
-    private int segCount;
+    /** JSON: the decoded window around a hit or a run of escape triggers, with its raw offsets. */
+    private final JsonWindow jsonWindow = new JsonWindow();
 
     private long rawEmitted;
     private final long[] counts;
@@ -169,8 +156,8 @@ public final class StreamingRedactor {
     private long bytesIn;
     private long bytesOut;
 
-    private byte[] out;
-    private int outLen;
+    /** What the current feed or finish call releases. */
+    private final OutputBuffer output;
     private boolean produce;
 
     StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes) {
@@ -186,7 +173,7 @@ public final class StreamingRedactor {
         this.set = set;
         this.depth = depth;
         this.raw = new byte[depth == 0 ? SLICE_BYTES + 1024 : 1024];
-        this.out = new byte[depth == 0 ? SLICE_BYTES + 1024 : 1024];
+        this.output = new OutputBuffer(depth == 0 ? SLICE_BYTES + 1024 : 1024);
         Objects.requireNonNull(format, "format");
         this.action = Objects.requireNonNull(action, "action");
         if (maxBodyBytes < 0) {
@@ -238,7 +225,7 @@ public final class StreamingRedactor {
     public byte[] feed(byte[] chunk, int off, int len) throws BodyTooLargeException {
         Objects.checkFromIndexSize(off, len, chunk.length);
         admit(len);
-        outLen = 0;
+        output.reset();
         produce = action != RedactionAction.REPORT;
         for (int p = off; p < off + len; ) {
             int n = Math.min(SLICE_BYTES, off + len - p);
@@ -271,7 +258,7 @@ public final class StreamingRedactor {
         if (copy != null) {
             chunk.duplicate().get(copy);
         }
-        outLen = 0;
+        output.reset();
         produce = action != RedactionAction.REPORT;
         while (chunk.hasRemaining()) {
             int n = Math.min(SLICE_BYTES, chunk.remaining());
@@ -296,7 +283,7 @@ public final class StreamingRedactor {
             return EMPTY;
         }
         finished = true;
-        outLen = 0;
+        output.reset();
         produce = action != RedactionAction.REPORT;
         step(true);
         return action == RedactionAction.REPORT ? EMPTY : takeOutput();
@@ -309,7 +296,7 @@ public final class StreamingRedactor {
 
     /** Answers whether any detector has matched so far. */
     public boolean hasFindings() {
-        if (mCount > 0) {
+        if (matches.count() > 0) {
             return true;
         }
         for (long c : counts) {
@@ -331,8 +318,8 @@ public final class StreamingRedactor {
                 m.put(detectors.get(i).id(), counts[i]);
             }
         }
-        for (int i = 0; i < mCount; i++) {
-            m.merge(detectors.get(mDet[i]).id(), 1L, Long::sum);
+        for (int i = 0; i < matches.count(); i++) {
+            m.merge(detectors.get(matches.detector(i)).id(), 1L, Long::sum);
         }
         return Collections.unmodifiableMap(m);
     }
@@ -349,8 +336,8 @@ public final class StreamingRedactor {
 
     /** Returns the bytes of buffers this redactor holds (capacity, not content): its memory bound at work. */
     public long retainedBytes() {
-        long n = raw.length + out.length + win.length + 9L * segDec.length;
-        n += hitDet.length * 12L + triggers.length * 8L + mStart.length * 20L;
+        long n = raw.length + output.capacity() + jsonWindow.retainedBytes();
+        n += hitDet.length * 12L + triggers.length * 8L + matches.retainedBytes();
         return n;
     }
 
@@ -435,15 +422,15 @@ public final class StreamingRedactor {
 
     /** Answers whether {@code raw[i - 6, i)} holds no backslash ({@code i >= 8}). */
     private boolean noBackslashInSixBefore(int i) {
-        long x = (long) LONGS.get(raw, i - 8) ^ BACKSLASHES;
-        return ((x - ONES) & ~x & HIGHS & TOP_SIX_BYTES) == 0;
+        long x = (long) JsonWindow.LONGS.get(raw, i - 8) ^ JsonWindow.BACKSLASHES;
+        return ((x - JsonWindow.ONES) & ~x & JsonWindow.HIGHS & TOP_SIX_BYTES) == 0;
     }
 
     /** The first backslash in {@code raw[from, to)} that does not begin a {@code \"} escape, or {@code to}. */
     private int precheckLimit(int from, int to) {
         int i = from;
         while (true) {
-            int b = indexOfBackslash(raw, i, to);
+            int b = JsonWindow.indexOfBackslash(raw, i, to);
             if (b >= to || b + 1 >= rawLen || raw[b + 1] != '"' || b == 0 || raw[b - 1] == '\\') {
                 return b;
             }
@@ -554,36 +541,25 @@ public final class StreamingRedactor {
                 }
                 to = rawLen;
             }
-            decodeWindow(from, to, finishing && to == rawLen, Integer.MAX_VALUE);
+            jsonWindow.decode(raw, rawLen, from, to, finishing && to == rawLen, Integer.MAX_VALUE);
             final int windowStart = from;
-            prefilter.scan(win, 0, winLen, winLen, (k, end) -> {
+            prefilter.scan(jsonWindow.bytes(), 0, jsonWindow.length(), jsonWindow.length(), (k, end) -> {
                 if (k >= detectorKeywords) {
                     return;
                 }
                 int start = end - prefilter.keywordLength(k);
-                if (!hasEscapedByte(start, end)) {
+                if (!jsonWindow.hasEscapedByte(start, end)) {
                     return;
                 }
+                byte[] win = jsonWindow.bytes();
+                int winLen = jsonWindow.length();
                 int wordBefore = start > 0 ? win[start - 1] : decodedByteBefore(windowStart);
-                addHit(k, winRawStart(start), wordBefore, win, start, winLen, start + PRECHECK_LOOKAHEAD <= winLen, true);
+                addHit(k, jsonWindow.rawStart(start), wordBefore, win, start, winLen, start + PRECHECK_LOOKAHEAD <= winLen, true);
             });
             i = j;
         }
         System.arraycopy(triggers, i, triggers, 0, triggerCount - i);
         triggerCount -= i;
-    }
-
-    /** Answers whether any of {@code win[from, to)} came from a {@code &#92;u} or {@code \/} escape. */
-    private boolean hasEscapedByte(int from, int to) {
-        for (int j = segmentOf(from); j < segCount && segDec[j] < to; j++) {
-            if (segRawLen[j] != 0) {
-                byte c = raw[segRaw[j] + 1];
-                if (c == 'u' || c == '/') {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     private void resolve(boolean finishing) {
@@ -638,11 +614,12 @@ public final class StreamingRedactor {
             } else {
                 // most hits end at the precheck: decode only what it looks at first, from the keyword (a
                 // keyword starts where an escape or a literal byte does)
-                decodeWindow(k, rawLen, finishing, PRECHECK_WINDOW);
+                jsonWindow.decode(raw, rawLen, k, rawLen, finishing, PRECHECK_WINDOW);
+                int winLen = jsonWindow.length();
                 if (winLen == 0 && !finishing) {
                     return WAIT;
                 }
-                boolean answer = winLen > 0 && pre.mayMatch(win, 0, winLen);
+                boolean answer = winLen > 0 && pre.mayMatch(jsonWindow.bytes(), 0, winLen);
                 cachedPrecheck = pre;
                 cachedPrecheckAt = k;
                 cachedPrecheckAnswer = answer;
@@ -651,8 +628,10 @@ public final class StreamingRedactor {
                 }
             }
         }
-        decodeWindow(from, rawLen, finishing, toKeyword + det.maxLength() + 1);
-        int kd = decodedIndexAt(k);
+        jsonWindow.decode(raw, rawLen, from, rawLen, finishing, toKeyword + det.maxLength() + 1);
+        byte[] win = jsonWindow.bytes();
+        int winLen = jsonWindow.length();
+        int kd = jsonWindow.indexAt(k);
         if (winLen < kd + det.maxLength() + 1 && !finishing) {
             return WAIT;
         }
@@ -753,19 +732,19 @@ public final class StreamingRedactor {
         } else if (!det.accepts(new String(text, s, e - s, StandardCharsets.ISO_8859_1))) {
             return;
         }
-        if (inPlaceholder(text, s, e, window ? winLen : rawLen)) {
+        if (inPlaceholder(text, s, e, window ? jsonWindow.length() : rawLen)) {
             return;
         }
         // patterns count bytes: a match may begin or end inside a UTF-8 character; replace all of it
         for (int k = 0; k < 3 && s > 0 && isContinuation(text[s]); k++) {
             s--;
         }
-        int textEnd = window ? winLen : rawLen;
+        int textEnd = window ? jsonWindow.length() : rawLen;
         for (int k = 0; k < 3 && e < textEnd && isContinuation(text[e]); k++) {
             e++;
         }
         if (window) {
-            addMatch(rawBase + winRawStart(s), rawBase + winRawEnd(e - 1), d);
+            addMatch(rawBase + jsonWindow.rawStart(s), rawBase + jsonWindow.rawEnd(e - 1), d);
         } else {
             addMatch(rawBase + s, rawBase + e, d);
         }
@@ -800,54 +779,10 @@ public final class StreamingRedactor {
                 first = i;
             }
         }
-        for (int i = 0; i < mCount; i++) {
-            first = Math.min(first, mDet[i]);
+        for (int i = 0; i < matches.count(); i++) {
+            first = Math.min(first, matches.detector(i));
         }
         return first == Integer.MAX_VALUE ? -1 : first;
-    }
-
-    private void addMatch(long s, long e, int d) {
-        if (e <= rawEmitted) {
-            return;
-        }
-        if (s < rawEmitted) {
-            s = rawEmitted;
-        }
-        int i = 0;
-        while (i < mCount && mEnd[i] <= s) {
-            i++;
-        }
-        // merge every pending match overlapping [s, e)
-        int j = i;
-        while (j < mCount && mStart[j] < e) {
-            s = Math.min(s, mStart[j]);
-            e = Math.max(e, mEnd[j]);
-            d = Math.min(d, mDet[j]);
-            j++;
-        }
-        int removed = j - i;
-        if (removed == 0) {
-            if (mCount == mStart.length) {
-                mStart = Arrays.copyOf(mStart, mCount * 2);
-                mEnd = Arrays.copyOf(mEnd, mCount * 2);
-                mDet = Arrays.copyOf(mDet, mCount * 2);
-            }
-            System.arraycopy(mStart, i, mStart, i + 1, mCount - i);
-            System.arraycopy(mEnd, i, mEnd, i + 1, mCount - i);
-            System.arraycopy(mDet, i, mDet, i + 1, mCount - i);
-            mCount++;
-        } else if (removed > 1) {
-            System.arraycopy(mStart, j, mStart, i + 1, mCount - j);
-            System.arraycopy(mEnd, j, mEnd, i + 1, mCount - j);
-            System.arraycopy(mDet, j, mDet, i + 1, mCount - j);
-            mCount -= removed - 1;
-        }
-        mStart[i] = s;
-        mEnd[i] = e;
-        mDet[i] = d;
-        if (action == RedactionAction.BLOCK) {
-            blocked = true;
-        }
     }
 
     /** The first absolute raw offset that a match not yet found could still cover. */
@@ -870,30 +805,40 @@ public final class StreamingRedactor {
         if (json && !finishing && limit > rawBase) {
             limit = rawBase + escapeStart((int) (Math.min(limit, rawBase + rawLen) - rawBase));
         }
-        if (limit <= rawEmitted && mCount == 0) {
+        if (limit <= rawEmitted && matches.count() == 0) {
             return;
         }
         boolean write = produce && !blocked;
         long stop = limit;
-        while (mCount > 0 && mStart[0] < limit) {
-            if (mEnd[0] > limit) {
+        while (matches.count() > 0 && matches.firstStart() < limit) {
+            if (matches.firstEnd() > limit) {
                 // a hit still pending inside the match may extend it: keep it whole until then
-                stop = mStart[0];
+                stop = matches.firstStart();
                 break;
             }
-            long ms = mStart[0];
-            long me = mEnd[0];
-            int d = mDet[0];
+            long ms = matches.firstStart();
+            long me = matches.firstEnd();
+            int d = matches.detector(0);
             copyRaw(ms, write);
             writeReplacement(ms, me, d, write);
             counts[d]++;
-            mCount--;
-            System.arraycopy(mStart, 1, mStart, 0, mCount);
-            System.arraycopy(mEnd, 1, mEnd, 0, mCount);
-            System.arraycopy(mDet, 1, mDet, 0, mCount);
+            matches.removeFirst();
         }
         if (rawEmitted < stop) {
             copyRaw(stop, write);
+        }
+    }
+
+    private void addMatch(long s, long e, int d) {
+        if (e <= rawEmitted) {
+            return;
+        }
+        if (s < rawEmitted) {
+            s = rawEmitted;
+        }
+        matches.add(s, e, d);
+        if (action == RedactionAction.BLOCK) {
+            blocked = true;
         }
     }
 
@@ -903,21 +848,21 @@ public final class StreamingRedactor {
             return;
         }
         if (write) {
-            int from = (int) (rawEmitted - rawBase);
-            int n = (int) (to - rawEmitted);
-            ensureOut(n);
-            System.arraycopy(raw, from, out, outLen, n);
-            outLen += n;
+            output.append(raw, (int) (rawEmitted - rawBase), (int) (to - rawEmitted));
         }
         rawEmitted = to;
     }
 
     private void writeBytes(byte[] b, boolean write) {
         if (write) {
-            ensureOut(b.length);
-            System.arraycopy(b, 0, out, outLen, b.length);
-            outLen += b.length;
+            output.append(b);
         }
+    }
+
+    private byte[] takeOutput() {
+        byte[] r = output.take();
+        bytesOut += r.length;
+        return r;
     }
 
     /** Replaces raw {@code [ms, me)}; in JSON, split at unescaped quotes, as the class comment says. */
@@ -969,16 +914,6 @@ public final class StreamingRedactor {
         return true;
     }
 
-    private byte[] takeOutput() {
-        if (outLen == 0) {
-            return EMPTY;
-        }
-        byte[] r = Arrays.copyOf(out, outLen);
-        bytesOut += r.length;
-        outLen = 0;
-        return r;
-    }
-
     // ------------------------------------------------------------------ JSON escapes
 
     /**
@@ -1003,7 +938,7 @@ public final class StreamingRedactor {
         if (escaped(i)) {
             return i - 1;
         }
-        if (isHex(raw[i]) || raw[i] == 'u') {
+        if (JsonWindow.isHex(raw[i]) || raw[i] == 'u') {
             // inside \\uXXXX: a backslash-u 2 to 5 bytes before, not itself escaped, with hex digits up to i
             for (int b = i - 1; b >= Math.max(0, i - 5); b--) {
                 if (raw[b] == '\\') {
@@ -1019,15 +954,11 @@ public final class StreamingRedactor {
 
     private boolean hexUpTo(int from, int to) {
         for (int p = from; p <= to && p < rawLen; p++) {
-            if (p < from + 4 && !isHex(raw[p])) {
+            if (p < from + 4 && !JsonWindow.isHex(raw[p])) {
                 return false;
             }
         }
         return to < from + 4;
-    }
-
-    private static boolean isHex(byte c) {
-        return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
     }
 
     /** The decoded byte just before the one at raw index {@code i} (a space at the start of the body). */
@@ -1042,218 +973,9 @@ public final class StreamingRedactor {
         if (i - j == 2) {
             return '\n'; // \n, \t, \", \\, \/ ...: none decodes to a letter or digit
         }
-        int cu = i - j == 6 ? hex4(j + 2) : -1;
+        int cu = i - j == 6 ? JsonWindow.hex4(raw, rawLen, j + 2) : -1;
         return cu >= 0 && cu < 0x80 ? cu : 0x80;
     }
-
-    /**
-     * Decodes raw {@code [from, to)} into {@link #win}: escapes are undone, runs of other bytes are copied.
-     * Stops before an escape cut by {@code to} unless {@code atEnd} (the body ends there: the backslash is
-     * then literal), and after about {@code maxOut} decoded bytes (at most 3 more, from one escape).
-     */
-    private void decodeWindow(int from, int to, boolean atEnd, int maxOut) {
-        winLen = 0;
-        segCount = 0;
-        int i = from;
-        while (i < to && winLen < maxOut) {
-            int room = maxOut - winLen;
-            int run = indexOfBackslash(raw, i, room >= to - i ? to : i + room);
-            if (run > i) {
-                int n = run - i;
-                ensureWin(n);
-                System.arraycopy(raw, i, win, winLen, n);
-                addSegment(i, 0);
-                winLen += n;
-                i = run;
-                continue;
-            }
-            ensureWin(4);
-            int start = winLen;
-            int used = decodeEscape(i, to, atEnd);
-            if (used == 0) {
-                break;
-            }
-            winLen = start; // decodeEscape appended; record the segment at its start
-            addSegment(i, used == 1 ? 0 : used);
-            winLen = start + decodedLength;
-            i += used;
-        }
-    }
-
-    /** Bytes the last {@link #decodeEscape} appended. */
-    private int decodedLength;
-
-    private void addSegment(int rawStart, int rawLength) {
-        if (segCount == segDec.length) {
-            int n = segCount * 2;
-            segDec = Arrays.copyOf(segDec, n);
-            segRaw = Arrays.copyOf(segRaw, n);
-            segRawLen = Arrays.copyOf(segRawLen, n);
-        }
-        segDec[segCount] = winLen;
-        segRaw[segCount] = rawStart;
-        segRawLen[segCount] = (byte) rawLength;
-        segCount++;
-    }
-
-    /** The last segment starting at or before decoded index {@code i}. */
-    private int segmentOf(int i) {
-        int lo = 0;
-        int hi = segCount - 1;
-        int r = 0;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (segDec[mid] <= i) {
-                r = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return r;
-    }
-
-    /** Raw index where decoded byte {@code i} of the window begins (the start of its escape). */
-    private int winRawStart(int i) {
-        int j = segmentOf(i);
-        return segRawLen[j] == 0 ? segRaw[j] + (i - segDec[j]) : segRaw[j];
-    }
-
-    /** Raw index just after decoded byte {@code i} of the window (the end of its escape). */
-    private int winRawEnd(int i) {
-        int j = segmentOf(i);
-        return segRawLen[j] == 0 ? segRaw[j] + (i - segDec[j]) + 1 : segRaw[j] + segRawLen[j];
-    }
-
-    private void putWin(int b) {
-        win[winLen++] = (byte) b;
-        decodedLength++;
-    }
-
-    /** Decodes the escape at raw index {@code i}; returns raw bytes consumed, 0 when cut by {@code to}. */
-    private int decodeEscape(int i, int to, boolean atEnd) {
-        decodedLength = 0;
-        int avail = to - i;
-        if (avail < 2) {
-            return atEnd ? literalBackslash(i) : 0;
-        }
-        byte c = raw[i + 1];
-        int v;
-        switch (c) {
-            case '"': v = '"'; break;
-            case '\\': v = '\\'; break;
-            case '/': v = '/'; break;
-            case 'b': v = 8; break;
-            case 'f': v = 12; break;
-            case 'n': v = 10; break;
-            case 'r': v = 13; break;
-            case 't': v = 9; break;
-            case 'u': v = -1; break;
-            default: return literalBackslash(i);
-        }
-        if (v >= 0) {
-            putWin(v);
-            return 2;
-        }
-        if (avail < 6) {
-            return atEnd ? literalBackslash(i) : 0;
-        }
-        int cu = hex4(i + 2);
-        if (cu < 0) {
-            return literalBackslash(i);
-        }
-        int cp = cu;
-        int rawUsed = 6;
-        if (cu >= 0xD800 && cu <= 0xDBFF) {
-            if (avail < 12 && !atEnd) {
-                return 0;
-            }
-            int lo = avail >= 12 && raw[i + 6] == '\\' && raw[i + 7] == 'u' ? hex4(i + 8) : -1;
-            if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                cp = 0x10000 + ((cu - 0xD800) << 10) + (lo - 0xDC00);
-                rawUsed = 12;
-            } else {
-                cp = 0xFFFD;
-            }
-        } else if (cu >= 0xDC00 && cu <= 0xDFFF) {
-            cp = 0xFFFD;
-        }
-        int e = i + rawUsed;
-        if (cp < 0x80) {
-            putWin(cp);
-        } else if (cp < 0x800) {
-            putWin(0xC0 | (cp >> 6));
-            putWin(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            putWin(0xE0 | (cp >> 12));
-            putWin(0x80 | ((cp >> 6) & 0x3F));
-            putWin(0x80 | (cp & 0x3F));
-        } else {
-            putWin(0xF0 | (cp >> 18));
-            putWin(0x80 | ((cp >> 12) & 0x3F));
-            putWin(0x80 | ((cp >> 6) & 0x3F));
-            putWin(0x80 | (cp & 0x3F));
-        }
-        return rawUsed;
-    }
-
-    private int literalBackslash(int i) {
-        putWin('\\');
-        return 1;
-    }
-
-    /** The value of the four hex digits at raw index {@code at}, or -1. */
-    private int hex4(int at) {
-        if (at + 4 > rawLen) {
-            return -1;
-        }
-        int v = 0;
-        for (int k = 0; k < 4; k++) {
-            int c = raw[at + k];
-            int h;
-            if (c >= '0' && c <= '9') {
-                h = c - '0';
-            } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-                h = (c | 0x20) - 'a' + 10;
-            } else {
-                return -1;
-            }
-            v = (v << 4) | h;
-        }
-        return v;
-    }
-
-    /** The first index of the window whose raw start is at or after raw index {@code k} ({@link #winLen} if none). */
-    private int decodedIndexAt(int k) {
-        int lo = 0;
-        int hi = segCount - 1;
-        int j = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (segRaw[mid] <= k) {
-                j = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        if (j < 0) {
-            return 0;
-        }
-        int next = j + 1 < segCount ? segDec[j + 1] : winLen;
-        if (segRaw[j] == k) {
-            return segDec[j];
-        }
-        if (segRawLen[j] == 0 && k - segRaw[j] < next - segDec[j]) {
-            return segDec[j] + (k - segRaw[j]);
-        }
-        return next;
-    }
-
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long ONES = 0x0101010101010101L;
-    private static final long HIGHS = 0x8080808080808080L;
-    private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
 
     /**
      * The first index in {@code [from, to)} holding a quote that is perhaps not escaped, or {@code to};
@@ -1261,34 +983,6 @@ public final class StreamingRedactor {
      */
     private int indexOfQuote(byte[] a, int from, int to) {
         return prefilter.indexOfQuote(a, from, to);
-    }
-
-    /** The first index in {@code [from, to)} holding a backslash, or {@code to}. */
-    private static int indexOfBackslash(byte[] a, int from, int to) {
-        return indexOf(a, from, to, BACKSLASHES);
-    }
-
-    /**
-     * Eight bytes at a time: a byte equal to the searched one becomes zero after XOR, and the lowest zero
-     * byte of a word is found exactly by {@code (x - 0x01..) & ~x & 0x80..} (higher bytes may be flagged
-     * falsely, never lower ones).
-     */
-    private static int indexOf(byte[] a, int from, int to, long pattern) {
-        int j = from;
-        for (; j + 8 <= to; j += 8) {
-            long x = (long) LONGS.get(a, j) ^ pattern;
-            long t = (x - ONES) & ~x & HIGHS;
-            if (t != 0) {
-                return j + (Long.numberOfTrailingZeros(t) >>> 3);
-            }
-        }
-        byte b = (byte) pattern;
-        for (; j < to; j++) {
-            if (a[j] == b) {
-                return j;
-            }
-        }
-        return to;
     }
 
     // ------------------------------------------------------------------ buffers
@@ -1311,18 +1005,6 @@ public final class StreamingRedactor {
     private void ensureRaw(int more) {
         if (rawLen + more > raw.length) {
             raw = Arrays.copyOf(raw, Math.max(raw.length * 2, rawLen + more));
-        }
-    }
-
-    private void ensureWin(int more) {
-        if (winLen + more > win.length) {
-            win = Arrays.copyOf(win, Math.max(win.length * 2, winLen + more));
-        }
-    }
-
-    private void ensureOut(int more) {
-        if (outLen + more > out.length) {
-            out = Arrays.copyOf(out, Math.max(out.length * 2, outLen + more));
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The built-in red-flag detectors, by id. Each is a pure function over decoded text; none sees a
@@ -188,7 +189,7 @@ public final class BuiltinRedFlags {
      * the alphabet); a run without any, or one that is mostly slashes (a path), is not decoded; a run of
      * hex digits is decoded as hex when its length is even.
      */
-    private static String shellRun(Pattern shell, CharSequence text, int start, int end) {
+    private static @Nullable String shellRun(Pattern shell, CharSequence text, int start, int end) {
         boolean allHex = true;
         boolean upper = false;
         int slashes = 0;
@@ -472,7 +473,7 @@ public final class BuiltinRedFlags {
         return s.length() > MAX_MATCH ? s.substring(0, MAX_MATCH) : s;
     }
 
-    private static String decodeBase64(String s) {
+    private static @Nullable String decodeBase64(String s) {
         String t = s.replace("=", "");
         if (t.length() % 4 == 1) {
             t = t.substring(0, t.length() - 1);
@@ -490,7 +491,7 @@ public final class BuiltinRedFlags {
     }
 
     /** The bytes as text when they are mostly printable ASCII (a command line), else null. */
-    private static String printable(byte[] bytes) {
+    private static @Nullable String printable(byte[] bytes) {
         if (bytes.length == 0) {
             return null;
         }

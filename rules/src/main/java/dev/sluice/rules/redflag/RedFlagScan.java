@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The red-flag scan of one body (a request's, or a response's), fed decoded text piece by piece (the
@@ -76,7 +77,7 @@ public final class RedFlagScan {
      * triggered by this piece flagged for the first time (in rule order), empty when none. Call
      * {@link #flush()} at the end of each network chunk so that what was gathered is scanned then.
      */
-    public List<RedFlagRule> feed(String piece) {
+    public List<RedFlagRule> feed(@Nullable String piece) {
         if (piece == null || piece.isEmpty()) {
             return List.of();
         }
@@ -131,7 +132,7 @@ public final class RedFlagScan {
     private String window;
     private String lower;
 
-    private List<String> find(RedFlagDetector detector, Gated.Hits hits) {
+    private List<String> find(RedFlagDetector detector, Gated.@Nullable Hits hits) {
         if (hits != null && hits != LiteralGate.ALWAYS && detector instanceof Gated g) {
             return g.findAt(buf, hits);
         }

@@ -2,6 +2,7 @@ package dev.sluice.rules.redflag;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The policy's {@code red_flags} section.
@@ -24,9 +25,9 @@ public record RedFlagSettings(List<RedFlagRule> rules, List<Suppression> suppres
      * @param host canonical host it applies to, or null for every host
      * @param pathPrefix request path prefix (starting with {@code /}) it applies to, or null for every path
      */
-    public record Suppression(String rule, String host, String pathPrefix) {
+    public record Suppression(String rule, @Nullable String host, @Nullable String pathPrefix) {
         /** Answers whether this suppression silences {@code ruleId} for {@code host} and {@code path}. */
-        public boolean covers(String ruleId, String host, String path) {
+        public boolean covers(String ruleId, @Nullable String host, @Nullable String path) {
             return rule.equals(ruleId) && (this.host == null || this.host.equals(host))
                     && (pathPrefix == null || (path != null && path.startsWith(pathPrefix)));
         }
