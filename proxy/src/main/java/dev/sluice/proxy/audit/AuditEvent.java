@@ -1,6 +1,8 @@
 package dev.sluice.proxy.audit;
 
+import dev.sluice.certs.PinResult;
 import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.decision.Verdict;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -28,8 +30,9 @@ import java.util.regex.Pattern;
  * state is volatile or atomic, so emit sees every value set before it. Values set after emit are
  * ignored.
  *
- * <p>Fixed-vocabulary fields ({@code listener}, {@code tls.mode}, {@code decision}, {@code pin})
- * reject any other word with {@link IllegalArgumentException}: that is a programming error.
+ * <p>Fixed-vocabulary fields take typed values: {@link Listener}, {@link TlsMode}, {@link PinResult},
+ * and the {@code decision}, {@code reason}, {@code rule} and {@code address_class} of a record come
+ * from one {@link Decision} ({@link #decision(Decision)}), so no handler spells them as strings.
  */
 public final class AuditEvent {
 
@@ -40,10 +43,6 @@ public final class AuditEvent {
 
     static final String MASK = "***";
 
-    private static final Set<String> LISTENERS = Set.of("explicit", "transparent");
-    private static final Set<String> TLS_MODES = Set.of("none", "tunnel", "intercept");
-    private static final Set<String> DECISIONS = Set.of("allow", "deny", "would_deny");
-    private static final Set<String> PINS = Set.of("ok", "mismatch", "recorded", "none");
     private static final Pattern ABSOLUTE_FORM = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://");
 
     private final AuditSink sink;
@@ -68,6 +67,7 @@ public final class AuditEvent {
     private volatile String tlsMode;
     private volatile String tlsSni;
     private volatile String decision;
+    private volatile String outcome;
     private volatile String reason;
     private volatile String addressClass;
     private volatile String rule;
@@ -125,9 +125,9 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets the listener: {@code explicit} or {@code transparent}. */
-    public AuditEvent listener(String listener) {
-        this.listener = checkWord("listener", listener, LISTENERS);
+    /** Sets {@code listener}. */
+    public AuditEvent listener(Listener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener").label();
         return this;
     }
 
@@ -167,9 +167,9 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets {@code tls.mode}: {@code none}, {@code tunnel} or {@code intercept}. */
-    public AuditEvent tlsMode(String mode) {
-        this.tlsMode = checkWord("tlsMode", mode, TLS_MODES);
+    /** Sets {@code tls.mode}. */
+    public AuditEvent tlsMode(TlsMode mode) {
+        this.tlsMode = Objects.requireNonNull(mode, "mode").label();
         return this;
     }
 
@@ -179,35 +179,33 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets {@code decision}: {@code allow}, {@code deny} or {@code would_deny}. */
-    AuditEvent decision(String decision) {
-        this.decision = checkWord("decision", decision, DECISIONS);
-        return this;
-    }
-
     /**
      * Sets {@code decision}, {@code reason} and {@code rule} from a rules decision, and for an
      * address-class denial {@code address_class} (e.g. {@code metadata}); the reason is always the one
-     * word of the reason set, so the record and the metrics label spell it one way.
+     * word of the reason set, so the record and the metrics label spell it one way. This is the only
+     * way to set them.
+     *
+     * <p>An upstream failure ({@link dev.sluice.rules.decision.Reason#upstreamFailure()}: 502/504 after
+     * the policy let the exchange through) is not a denial: {@code decision} keeps what the policy
+     * decided ({@code allow}, or {@code would_deny} in report mode; {@code allow} when nothing was
+     * recorded before, as only permitted traffic is dialled), {@code outcome} becomes
+     * {@link Outcome#UPSTREAM_FAILURE}, and {@code reason} and {@code rule} name the failure and the
+     * check that saw it ({@code upstream_connect_failed}, {@code network.connect}).
      */
     public AuditEvent decision(Decision d) {
         Objects.requireNonNull(d, "d");
-        decision(d.verdict().label());
+        if (d.reason().upstreamFailure()) {
+            if (decision == null) {
+                this.decision = Verdict.ALLOW.label();
+            }
+            this.outcome = Outcome.UPSTREAM_FAILURE.label();
+        } else {
+            this.decision = d.verdict().label();
+            this.outcome = null;
+        }
         this.reason = d.reason().label();
         this.rule = d.ruleId();
         this.addressClass = d.addressClass() == null ? null : d.addressClass().label();
-        return this;
-    }
-
-    /** Sets {@code reason}, one word of design.md "Answers and reasons". */
-    AuditEvent reason(String reason) {
-        this.reason = reason;
-        return this;
-    }
-
-    /** Sets {@code rule}, the id of the deciding rule. */
-    AuditEvent rule(String ruleId) {
-        this.rule = ruleId;
         return this;
     }
 
@@ -223,9 +221,9 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets {@code pin}: {@code ok}, {@code mismatch}, {@code recorded} or {@code none}. */
-    public AuditEvent pin(String pinResult) {
-        this.pin = checkWord("pin", pinResult, PINS);
+    /** Sets {@code pin}, the result of the upstream handshake's pin check. */
+    public AuditEvent pin(PinResult pinResult) {
+        this.pin = Objects.requireNonNull(pinResult, "pinResult").label();
         return this;
     }
 
@@ -377,7 +375,7 @@ public final class AuditEvent {
                 Map.copyOf(redactions), pin, error, addressClass, approval, approvalBy, approvalScope,
                 List.copyOf(credentials), websocketMode, countOrNull(websocketMessagesSent),
                 countOrNull(websocketMessagesReceived), llmModel, countOrNull(llmInputTokens),
-                countOrNull(llmOutputTokens), Map.copyOf(redFlags)));
+                countOrNull(llmOutputTokens), Map.copyOf(redFlags), outcome));
         return true;
     }
 

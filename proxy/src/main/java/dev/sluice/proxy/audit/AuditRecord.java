@@ -64,6 +64,8 @@ import java.util.TreeSet;
  * @param llmInputTokens input tokens an LLM response reported, {@code >= 0}; nullable
  * @param llmOutputTokens output tokens an LLM response reported, {@code >= 0}; nullable
  * @param redFlags red-flag rule id to count; null or empty is omitted; copied, unmodifiable, sorted by id
+ * @param outcome {@code upstream_failure} when the policy let the exchange through and the network or the
+ *     origin failed it ({@link Outcome}); nullable (the exchange went as decided)
  */
 public record AuditRecord(
         Instant time,
@@ -101,7 +103,8 @@ public record AuditRecord(
         String llmModel,
         Long llmInputTokens,
         Long llmOutputTokens,
-        Map<String, Long> redFlags) {
+        Map<String, Long> redFlags,
+        String outcome) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
@@ -143,6 +146,22 @@ public record AuditRecord(
         }
     }
 
+    /** A record without an {@code outcome} (the exchange went as decided). */
+    public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
+                       String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
+                       String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
+                       String peerAddress, Integer statusCode, long bytesSent, long bytesReceived, long durationMs,
+                       Map<String, Long> redactions, String pin, String error, String addressClass,
+                       String approval, String approvalBy, String approvalScope, List<String> credentials,
+                       String websocketMode, Long websocketMessagesSent, Long websocketMessagesReceived,
+                       String llmModel, Long llmInputTokens, Long llmOutputTokens, Map<String, Long> redFlags) {
+        this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
+                serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
+                bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
+                credentials, websocketMode, websocketMessagesSent, websocketMessagesReceived, llmModel,
+                llmInputTokens, llmOutputTokens, redFlags, null);
+    }
+
     /** A record of a request that was held for approval or not, without second-wave fields. */
     public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
                        String listener, String method, String urlScheme, String serverAddress, Integer serverPort,
@@ -153,7 +172,7 @@ public record AuditRecord(
         this(time, eventId, extension, clientAddress, clientPort, listener, method, urlScheme, serverAddress,
                 serverPort, urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent,
                 bytesReceived, durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope,
-                null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null);
     }
 
     /** A record of a request that was not held for approval. */
@@ -203,6 +222,7 @@ public record AuditRecord(
         string(out, AuditFields.TLS_MODE, tlsMode);
         string(out, AuditFields.TLS_SNI, tlsSni);
         string(out, AuditFields.DECISION, decision);
+        string(out, AuditFields.OUTCOME, outcome);
         string(out, AuditFields.REASON, reason);
         string(out, AuditFields.ADDRESS_CLASS, addressClass);
         string(out, AuditFields.RULE, rule);

@@ -1,5 +1,7 @@
 package dev.sluice.proxy.forward;
 
+import org.jspecify.annotations.Nullable;
+import dev.sluice.certs.PinResult;
 import dev.sluice.proxy.exchange.ExchangeControl;
 
 import dev.sluice.proxy.core.Reads;
@@ -108,7 +110,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private final UpstreamTls upstreamTls;
     private ChannelHandlerContext ctx;
     private Throwable upstreamFailure;
-    private String upstreamPin;
+    private @Nullable PinResult upstreamPin;
     /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
     private Throwable upstreamHandshakeFailure;
 
@@ -715,7 +717,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         SslHandler tls = channel.pipeline().get(SslHandler.class);
         upstreamPin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
-                .map(check -> check.result().label()).orElse("none");
+                .map(check -> check.result()).orElse(PinResult.NONE);
         if (current != null && upstreamPin != null) {
             current.audit().pin(upstreamPin);
         }

@@ -1,5 +1,7 @@
 package dev.sluice.proxy.request;
 
+import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.exchange.OriginFormException;
 import dev.sluice.proxy.exchange.RequestFront;
@@ -26,10 +28,10 @@ import java.util.Optional;
 public final class ExplicitFront implements RequestFront {
 
     /** The {@code listener} label of this listener in audit records and metrics. */
-    public static final String LISTENER = "explicit";
+    public static final Listener LISTENER = Listener.EXPLICIT;
 
     @Override
-    public String listener() {
+    public Listener listener() {
         return LISTENER;
     }
 
@@ -98,6 +100,6 @@ public final class ExplicitFront implements RequestFront {
 
     @Override
     public void describeForwarded(AuditEvent audit) {
-        audit.tlsMode("none");
+        audit.tlsMode(TlsMode.NONE);
     }
 }

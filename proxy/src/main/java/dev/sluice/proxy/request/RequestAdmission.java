@@ -1,5 +1,6 @@
 package dev.sluice.proxy.request;
 
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
@@ -19,12 +20,12 @@ import io.netty.channel.Channel;
 final class RequestAdmission {
 
     private final ProxyContext context;
-    private final String listener;
+    private final String listener;  // the metrics label
     private String boundExtension;
 
-    RequestAdmission(ProxyContext context, String listener) {
+    RequestAdmission(ProxyContext context, Listener listener) {
         this.context = context;
-        this.listener = listener;
+        this.listener = listener.label();
     }
 
     /** Returns the refusal while the audit log cannot write, else null. */
