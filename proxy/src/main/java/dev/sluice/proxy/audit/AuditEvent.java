@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The audit record of one connection or request while it is in progress: handlers fill it in as the
@@ -55,35 +56,35 @@ public final class AuditEvent {
     private final AtomicLong bytesReceived = new AtomicLong();
     private final Map<String, Long> redactions = new ConcurrentHashMap<>();
 
-    private volatile String extension;
-    private volatile String clientAddress;
-    private volatile Integer clientPort;
-    private volatile String listener;
-    private volatile String method;
-    private volatile String scheme;
-    private volatile String serverAddress;
-    private volatile Integer serverPort;
-    private volatile String urlPath;
-    private volatile String tlsMode;
-    private volatile String tlsSni;
-    private volatile String decision;
-    private volatile String outcome;
-    private volatile String reason;
-    private volatile String addressClass;
-    private volatile String rule;
-    private volatile String peerAddress;
-    private volatile Integer statusCode;
-    private volatile String pin;
-    private volatile String error;
-    private volatile String approval;
-    private volatile String approvalBy;
-    private volatile String approvalScope;
+    private volatile @Nullable String extension;
+    private volatile @Nullable String clientAddress;
+    private volatile @Nullable Integer clientPort;
+    private volatile @Nullable String listener;
+    private volatile @Nullable String method;
+    private volatile @Nullable String scheme;
+    private volatile @Nullable String serverAddress;
+    private volatile @Nullable Integer serverPort;
+    private volatile @Nullable String urlPath;
+    private volatile @Nullable String tlsMode;
+    private volatile @Nullable String tlsSni;
+    private volatile @Nullable String decision;
+    private volatile @Nullable String outcome;
+    private volatile @Nullable String reason;
+    private volatile @Nullable String addressClass;
+    private volatile @Nullable String rule;
+    private volatile @Nullable String peerAddress;
+    private volatile @Nullable Integer statusCode;
+    private volatile @Nullable String pin;
+    private volatile @Nullable String error;
+    private volatile @Nullable String approval;
+    private volatile @Nullable String approvalBy;
+    private volatile @Nullable String approvalScope;
     private final Set<String> credentials = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> redFlags = new ConcurrentHashMap<>();
-    private volatile String websocketMode;
+    private volatile @Nullable String websocketMode;
     private final AtomicLong websocketMessagesSent = new AtomicLong(-1);
     private final AtomicLong websocketMessagesReceived = new AtomicLong(-1);
-    private volatile String llmModel;
+    private volatile @Nullable String llmModel;
     private final AtomicLong llmInputTokens = new AtomicLong(-1);
     private final AtomicLong llmOutputTokens = new AtomicLong(-1);
 
@@ -256,7 +257,7 @@ public final class AuditEvent {
      * text is cut to {@value #MAX_ERROR_CHARS} characters. Pass a short description, never a stack
      * trace; a null clears it.
      */
-    public AuditEvent error(String message) {
+    public AuditEvent error(@Nullable String message) {
         this.error = oneLine(message);
         return this;
     }
@@ -276,7 +277,7 @@ public final class AuditEvent {
      * @param by who answered (one line, at most {@value #MAX_ERROR_CHARS} characters kept), or null
      * @param scope {@code once}, {@code session} or {@code always} when granted, else null
      */
-    public AuditEvent approval(String outcome, String by, String scope) {
+    public AuditEvent approval(String outcome, @Nullable String by, @Nullable String scope) {
         this.approval = checkWord("approval", outcome, Set.of("granted", "denied", "timeout"));
         this.approvalBy = by == null ? null : oneLine(by);
         this.approvalScope = scope == null ? null : checkWord("approval.scope", scope, Set.of("once", "session", "always"));
@@ -338,17 +339,17 @@ public final class AuditEvent {
     }
 
     /** Returns the extension set so far, or null (for a refusal's JSON body). */
-    public String extensionOrNull() {
+    public @Nullable String extensionOrNull() {
         return extension;
     }
 
     /** Returns the {@code server.address} set so far, or null (for a refusal's JSON body). */
-    public String serverAddressOrNull() {
+    public @Nullable String serverAddressOrNull() {
         return serverAddress;
     }
 
     /** Returns the error recorded so far, or null when there is none. */
-    public String errorOrNull() {
+    public @Nullable String errorOrNull() {
         return error;
     }
 
@@ -387,7 +388,7 @@ public final class AuditEvent {
      *
      * @param requestTarget origin-form or absolute-form request-target; null gives null
      */
-    public static String maskQuery(String requestTarget) {
+    public static @Nullable String maskQuery(@Nullable String requestTarget) {
         if (requestTarget == null) {
             return null;
         }
@@ -428,7 +429,7 @@ public final class AuditEvent {
         return target.length() > MAX_PATH_CHARS ? target.substring(0, MAX_PATH_CHARS) : target;
     }
 
-    static String oneLine(String message) {
+    static @Nullable String oneLine(@Nullable String message) {
         if (message == null) {
             return null;
         }
@@ -461,14 +462,14 @@ public final class AuditEvent {
         return -1;
     }
 
-    private static String checkWord(String field, String value, Set<String> allowed) {
+    private static @Nullable String checkWord(String field, @Nullable String value, Set<String> allowed) {
         if (value != null && !allowed.contains(value)) {
             throw new IllegalArgumentException(field + ": " + value + " (expected: one of " + allowed + ")");
         }
         return value;
     }
 
-    private static Long countOrNull(AtomicLong count) {
+    private static @Nullable Long countOrNull(AtomicLong count) {
         long n = count.get();
         return n < 0 ? null : n;
     }

@@ -2,6 +2,7 @@ package dev.sluice.proxy.audit;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import org.jspecify.annotations.Nullable;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -70,41 +71,41 @@ import java.util.TreeSet;
 public record AuditRecord(
         Instant time,
         String eventId,
-        String extension,
-        String clientAddress,
-        Integer clientPort,
-        String listener,
-        String method,
-        String urlScheme,
-        String serverAddress,
-        Integer serverPort,
-        String urlPath,
-        String tlsMode,
-        String tlsSni,
-        String decision,
-        String reason,
-        String rule,
-        String peerAddress,
-        Integer statusCode,
+        @Nullable String extension,
+        @Nullable String clientAddress,
+        @Nullable Integer clientPort,
+        @Nullable String listener,
+        @Nullable String method,
+        @Nullable String urlScheme,
+        @Nullable String serverAddress,
+        @Nullable Integer serverPort,
+        @Nullable String urlPath,
+        @Nullable String tlsMode,
+        @Nullable String tlsSni,
+        @Nullable String decision,
+        @Nullable String reason,
+        @Nullable String rule,
+        @Nullable String peerAddress,
+        @Nullable Integer statusCode,
         long bytesSent,
         long bytesReceived,
         long durationMs,
-        Map<String, Long> redactions,
-        String pin,
-        String error,
-        String addressClass,
-        String approval,
-        String approvalBy,
-        String approvalScope,
-        List<String> credentials,
-        String websocketMode,
-        Long websocketMessagesSent,
-        Long websocketMessagesReceived,
-        String llmModel,
-        Long llmInputTokens,
-        Long llmOutputTokens,
-        Map<String, Long> redFlags,
-        String outcome) {
+        @Nullable Map<String, Long> redactions,
+        @Nullable String pin,
+        @Nullable String error,
+        @Nullable String addressClass,
+        @Nullable String approval,
+        @Nullable String approvalBy,
+        @Nullable String approvalScope,
+        @Nullable List<String> credentials,
+        @Nullable String websocketMode,
+        @Nullable Long websocketMessagesSent,
+        @Nullable Long websocketMessagesReceived,
+        @Nullable String llmModel,
+        @Nullable Long llmInputTokens,
+        @Nullable Long llmOutputTokens,
+        @Nullable Map<String, Long> redFlags,
+        @Nullable String outcome) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
@@ -284,19 +285,19 @@ public record AuditRecord(
         return toJson();
     }
 
-    private static void string(JsonGenerator out, String name, String value) throws IOException {
+    private static void string(JsonGenerator out, String name, @Nullable String value) throws IOException {
         if (value != null) {
             out.writeStringField(name, value);
         }
     }
 
-    private static void longNumber(JsonGenerator out, String name, Long value) throws IOException {
+    private static void longNumber(JsonGenerator out, String name, @Nullable Long value) throws IOException {
         if (value != null) {
             out.writeNumberField(name, value.longValue());
         }
     }
 
-    private static void number(JsonGenerator out, String name, Integer value) throws IOException {
+    private static void number(JsonGenerator out, String name, @Nullable Integer value) throws IOException {
         if (value != null) {
             out.writeNumberField(name, value.intValue());
         }

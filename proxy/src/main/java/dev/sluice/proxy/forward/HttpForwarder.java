@@ -107,21 +107,21 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
 
     private final ProxyContext context;
-    private final UpstreamTls upstreamTls;
-    private ChannelHandlerContext ctx;
-    private Throwable upstreamFailure;
+    private final @Nullable UpstreamTls upstreamTls;
+    private @Nullable ChannelHandlerContext ctx;
+    private @Nullable Throwable upstreamFailure;
     private @Nullable PinResult upstreamPin;
     /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
-    private Throwable upstreamHandshakeFailure;
+    private @Nullable Throwable upstreamHandshakeFailure;
 
-    private Channel upstream;
-    private ByteCounter upstreamCounter;
-    private String upstreamAuthority;
-    private Policy upstreamPolicy;
+    private @Nullable Channel upstream;
+    private @Nullable ByteCounter upstreamCounter;
+    private @Nullable String upstreamAuthority;
+    private @Nullable Policy upstreamPolicy;
 
-    private ForwardRequest current;
+    private @Nullable ForwardRequest current;
     /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
-    private String clientExtensions;
+    private @Nullable String clientExtensions;
     private boolean dialing;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private boolean requestComplete;
@@ -141,7 +141,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     /** Body bytes of the current request seen so far. */
     private long requestBodyBytes;
     /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
-    private UpstreamPool pool;
+    private @Nullable UpstreamPool pool;
 
     public HttpForwarder(ProxyContext context) {
         this(context, null);
@@ -151,7 +151,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * @param upstreamTls for requests inside an intercepted tunnel: how upstream connections speak
      *                    TLS (PKIX, hostname, pins); null for plain HTTP
      */
-    public HttpForwarder(ProxyContext context, UpstreamTls upstreamTls) {
+    public HttpForwarder(ProxyContext context, @Nullable UpstreamTls upstreamTls) {
         this.context = context;
         this.upstreamTls = upstreamTls;
     }

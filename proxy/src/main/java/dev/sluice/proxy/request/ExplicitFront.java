@@ -1,5 +1,6 @@
 package dev.sluice.proxy.request;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.audit.TlsMode;
 import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
@@ -47,7 +48,7 @@ public final class ExplicitFront implements RequestFront {
      *
      * @param authorization the field value, or null when the request has none
      */
-    static Optional<Extension> identify(Policy policy, String authorization) {
+    static Optional<Extension> identify(Policy policy, @Nullable String authorization) {
         if (authorization == null) {
             return policy.defaultExtension();
         }

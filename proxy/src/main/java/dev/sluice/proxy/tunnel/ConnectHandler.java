@@ -1,5 +1,6 @@
 package dev.sluice.proxy.tunnel;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
@@ -46,9 +47,9 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
 
     private final ProxyContext context;
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
-    private ConnectRequest request;
-    private Channel upstream;
-    private ByteCounter counter;
+    private @Nullable ConnectRequest request;
+    private @Nullable Channel upstream;
+    private @Nullable ByteCounter counter;
     private boolean downstreamInputShut;
 
     /** Names of the downstream handlers that the tunnel replaces. */
