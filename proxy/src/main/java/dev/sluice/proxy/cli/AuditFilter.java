@@ -1,5 +1,6 @@
 package dev.sluice.proxy.cli;
 
+import dev.sluice.rules.decision.BuiltinRules;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.audit.AuditFields;
 import dev.sluice.proxy.audit.Outcome;
@@ -115,6 +116,6 @@ final class AuditFilter {
                 return true;
             }
         }
-        return ("credentials." + name).equals(record.path(AuditFields.RULE).asText(null));
+        return BuiltinRules.credential(name).equals(record.path(AuditFields.RULE).asText(null));
     }
 }

@@ -374,7 +374,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                         return;
                     }
                     if (outcome.granted()) {
-                        Decision granted = Decision.allow("approval." + outcome.scope());
+                        Decision granted = Decision.allow(BuiltinRules.approval(outcome.scope()));
                         audit.decision(granted);
                         state = State.IDLE;
                         proceed(ctx, request, audit, policy, extension, target, httpTarget, connect, granted);
