@@ -497,63 +497,20 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * The origin accepted a WebSocket handshake: the 101 (its {@code Upgrade}, {@code Connection} and
-     * {@code Sec-WebSocket-*} fields only) goes to the client, then both connections leave HTTP and
-     * become a {@link WebSocketRelay}; the exchange's record becomes the upgraded connection's, written
-     * when it ends.
+     * The origin accepted a WebSocket handshake: this forwarder lets go of the exchange and the upstream
+     * connection, and {@link WebSocketSwitch} turns both connections into a {@link WebSocketRelay}.
      */
     private void switchToWebSocket(HttpResponse response,
                                    io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate) {
         ForwardRequest request = current;
         current = null;
         responseStarted = true;
-        AuditEvent audit = request.audit();
-        audit.statusCode(101).websocketMode(request.websocket());
-        HttpResponse answer = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1,
-                io.netty.handler.codec.http.HttpResponseStatus.SWITCHING_PROTOCOLS);
-        answer.headers().set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
-        answer.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
-        WebSocketUpgrade.copyWebSocketFields(response.headers(), answer.headers());
-        ReferenceCountUtil.release(response);
-        boolean inspect = "inspect".equals(request.websocket());
-        int maxMessage = request.policy().limits().maxWebsocketMessageBytes();
-        io.netty.handler.codec.http.websocketx.extensions.WebSocketServerExtension clientDeflate = null;
-        if (inspect) {
-            answer.headers().remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
-            clientDeflate = WebSocketDeflate.acceptClientOffer(clientExtensions, maxMessage);
-            if (clientDeflate != null) {
-                answer.headers().set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS,
-                        WebSocketDeflate.render(clientDeflate.newReponseData()));
-            }
-        }
         Channel up = upstream;
         upstream = null;
         upstreamCounter = null;
         upstreamAuthority = null;
         upstreamPolicy = null;
-        Channel down = ctx.channel();
-        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        WebSocketInspection inspection = inspect
-                ? new WebSocketInspection(audit, request.policy().redaction(), maxMessage, clientDeflate, originDeflate)
-                : null;
-        WebSocketRelay.start(audit, down, up, inspection);
-        // Upstream: the response relay and the HTTP codec go; what the codec still holds reaches the relay.
-        ChannelPipeline upPipeline = up.pipeline();
-        for (String name : new String[] {"response", "codec"}) {
-            if (upPipeline.get(name) != null) {
-                upPipeline.remove(name);
-            }
-        }
-        ChannelPipeline downPipeline = down.pipeline();
-        for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
-                HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.LLM,
-                HttpPipeline.RED_FLAGS, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
-            if (downPipeline.get(name) != null) {
-                downPipeline.remove(name);
-            }
-        }
-        downPipeline.remove(this);
-        WebSocketRelay.read(down, up);
+        WebSocketSwitch.start(ctx, request, response, up, clientExtensions, originDeflate);
     }
 
     private void onResponseContent(HttpContent content) {
