@@ -7,6 +7,11 @@
  *
  * <p>No Netty here, no global state: Bouncy Castle builds ASN.1 structures; keys, signatures and
  * certificate objects come from the JDK's own providers, and no security provider is registered.
- * Everything is non-null unless documented otherwise. See docs/certs.md.
+ * See docs/certs.md.
+ *
+ * <p>Null-marked (JSpecify): parameters, returns and fields are non-null unless annotated {@code @Nullable}.
  */
+@NullMarked
 package dev.sluice.certs;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.admin;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.audit.PrivateFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +75,7 @@ public final class AdminToken {
      *
      * @param authorization the field value, or null when absent
      */
-    public boolean accepts(String authorization) {
+    public boolean accepts(@Nullable String authorization) {
         if (authorization == null || authorization.length() < 7
                 || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return false;

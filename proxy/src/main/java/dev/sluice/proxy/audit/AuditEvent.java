@@ -1,6 +1,8 @@
 package dev.sluice.proxy.audit;
 
+import dev.sluice.certs.PinResult;
 import dev.sluice.rules.decision.Decision;
+import dev.sluice.rules.decision.Verdict;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -15,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The audit record of one connection or request while it is in progress: handlers fill it in as the
@@ -28,8 +31,9 @@ import java.util.regex.Pattern;
  * state is volatile or atomic, so emit sees every value set before it. Values set after emit are
  * ignored.
  *
- * <p>Fixed-vocabulary fields ({@code listener}, {@code tls.mode}, {@code decision}, {@code pin})
- * reject any other word with {@link IllegalArgumentException}: that is a programming error.
+ * <p>Fixed-vocabulary fields take typed values: {@link Listener}, {@link TlsMode}, {@link PinResult},
+ * and the {@code decision}, {@code reason}, {@code rule} and {@code address_class} of a record come
+ * from one {@link Decision} ({@link #decision(Decision)}), so no handler spells them as strings.
  */
 public final class AuditEvent {
 
@@ -40,10 +44,6 @@ public final class AuditEvent {
 
     static final String MASK = "***";
 
-    private static final Set<String> LISTENERS = Set.of("explicit", "transparent");
-    private static final Set<String> TLS_MODES = Set.of("none", "tunnel", "intercept");
-    private static final Set<String> DECISIONS = Set.of("allow", "deny", "would_deny");
-    private static final Set<String> PINS = Set.of("ok", "mismatch", "recorded", "none");
     private static final Pattern ABSOLUTE_FORM = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://");
 
     private final AuditSink sink;
@@ -56,35 +56,36 @@ public final class AuditEvent {
     private final AtomicLong bytesReceived = new AtomicLong();
     private final Map<String, Long> redactions = new ConcurrentHashMap<>();
 
-    private volatile String extension;
-    private volatile String clientAddress;
-    private volatile Integer clientPort;
-    private volatile String listener;
-    private volatile String method;
-    private volatile String scheme;
-    private volatile String serverAddress;
-    private volatile Integer serverPort;
-    private volatile String urlPath;
-    private volatile String tlsMode;
-    private volatile String tlsSni;
-    private volatile String decision;
-    private volatile String reason;
-    private volatile String addressClass;
-    private volatile String rule;
-    private volatile String peerAddress;
-    private volatile Integer statusCode;
-    private volatile String pin;
-    private volatile String upstreamProtocol;
-    private volatile String error;
-    private volatile String approval;
-    private volatile String approvalBy;
-    private volatile String approvalScope;
+    private volatile @Nullable String extension;
+    private volatile @Nullable String clientAddress;
+    private volatile @Nullable Integer clientPort;
+    private volatile @Nullable String listener;
+    private volatile @Nullable String method;
+    private volatile @Nullable String scheme;
+    private volatile @Nullable String serverAddress;
+    private volatile @Nullable Integer serverPort;
+    private volatile @Nullable String urlPath;
+    private volatile @Nullable String tlsMode;
+    private volatile @Nullable String tlsSni;
+    private volatile @Nullable String decision;
+    private volatile @Nullable String outcome;
+    private volatile @Nullable String reason;
+    private volatile @Nullable String addressClass;
+    private volatile @Nullable String rule;
+    private volatile @Nullable String peerAddress;
+    private volatile @Nullable Integer statusCode;
+    private volatile @Nullable String pin;
+    private volatile @Nullable String upstreamProtocol;
+    private volatile @Nullable String error;
+    private volatile @Nullable String approval;
+    private volatile @Nullable String approvalBy;
+    private volatile @Nullable String approvalScope;
     private final Set<String> credentials = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> redFlags = new ConcurrentHashMap<>();
-    private volatile String websocketMode;
+    private volatile @Nullable String websocketMode;
     private final AtomicLong websocketMessagesSent = new AtomicLong(-1);
     private final AtomicLong websocketMessagesReceived = new AtomicLong(-1);
-    private volatile String llmModel;
+    private volatile @Nullable String llmModel;
     private final AtomicLong llmInputTokens = new AtomicLong(-1);
     private final AtomicLong llmOutputTokens = new AtomicLong(-1);
     private volatile boolean capture;
@@ -127,9 +128,9 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets the listener: {@code explicit} or {@code transparent}. */
-    public AuditEvent listener(String listener) {
-        this.listener = checkWord("listener", listener, LISTENERS);
+    /** Sets {@code listener}. */
+    public AuditEvent listener(Listener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener").label();
         return this;
     }
 
@@ -191,9 +192,9 @@ public final class AuditEvent {
         return PATH_SCANNER.scanTarget(masked).target();
     }
 
-    /** Sets {@code tls.mode}: {@code none}, {@code tunnel} or {@code intercept}. */
-    public AuditEvent tlsMode(String mode) {
-        this.tlsMode = checkWord("tlsMode", mode, TLS_MODES);
+    /** Sets {@code tls.mode}. */
+    public AuditEvent tlsMode(TlsMode mode) {
+        this.tlsMode = Objects.requireNonNull(mode, "mode").label();
         return this;
     }
 
@@ -203,35 +204,33 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets {@code decision}: {@code allow}, {@code deny} or {@code would_deny}. */
-    AuditEvent decision(String decision) {
-        this.decision = checkWord("decision", decision, DECISIONS);
-        return this;
-    }
-
     /**
      * Sets {@code decision}, {@code reason} and {@code rule} from a rules decision, and for an
      * address-class denial {@code address_class} (e.g. {@code metadata}); the reason is always the one
-     * word of the reason set, so the record and the metrics label spell it one way.
+     * word of the reason set, so the record and the metrics label spell it one way. This is the only
+     * way to set them.
+     *
+     * <p>An upstream failure ({@link dev.sluice.rules.decision.Reason#upstreamFailure()}: 502/504 after
+     * the policy let the exchange through) is not a denial: {@code decision} keeps what the policy
+     * decided ({@code allow}, or {@code would_deny} in report mode; {@code allow} when nothing was
+     * recorded before, as only permitted traffic is dialled), {@code outcome} becomes
+     * {@link Outcome#UPSTREAM_FAILURE}, and {@code reason} and {@code rule} name the failure and the
+     * check that saw it ({@code upstream_connect_failed}, {@code network.connect}).
      */
     public AuditEvent decision(Decision d) {
         Objects.requireNonNull(d, "d");
-        decision(d.verdict().label());
+        if (d.reason().upstreamFailure()) {
+            if (decision == null) {
+                this.decision = Verdict.ALLOW.label();
+            }
+            this.outcome = Outcome.UPSTREAM_FAILURE.label();
+        } else {
+            this.decision = d.verdict().label();
+            this.outcome = null;
+        }
         this.reason = d.reason().label();
         this.rule = d.ruleId();
         this.addressClass = d.addressClass() == null ? null : d.addressClass().label();
-        return this;
-    }
-
-    /** Sets {@code reason}, one word of design.md "Answers and reasons". */
-    AuditEvent reason(String reason) {
-        this.reason = reason;
-        return this;
-    }
-
-    /** Sets {@code rule}, the id of the deciding rule. */
-    AuditEvent rule(String ruleId) {
-        this.rule = ruleId;
         return this;
     }
 
@@ -256,9 +255,9 @@ public final class AuditEvent {
         return this;
     }
 
-    /** Sets {@code pin}: {@code ok}, {@code mismatch}, {@code recorded} or {@code none}. */
-    public AuditEvent pin(String pinResult) {
-        this.pin = checkWord("pin", pinResult, PINS);
+    /** Sets {@code pin}, the result of the upstream handshake's pin check. */
+    public AuditEvent pin(PinResult pinResult) {
+        this.pin = Objects.requireNonNull(pinResult, "pinResult").label();
         return this;
     }
 
@@ -291,7 +290,7 @@ public final class AuditEvent {
      * text is cut to {@value #MAX_ERROR_CHARS} characters. Pass a short description, never a stack
      * trace; a null clears it.
      */
-    public AuditEvent error(String message) {
+    public AuditEvent error(@Nullable String message) {
         this.error = oneLine(message);
         return this;
     }
@@ -311,7 +310,7 @@ public final class AuditEvent {
      * @param by who answered (one line, at most {@value #MAX_ERROR_CHARS} characters kept), or null
      * @param scope {@code once}, {@code session} or {@code always} when granted, else null
      */
-    public AuditEvent approval(String outcome, String by, String scope) {
+    public AuditEvent approval(String outcome, @Nullable String by, @Nullable String scope) {
         this.approval = checkWord("approval", outcome, Set.of("granted", "denied", "timeout"));
         this.approvalBy = by == null ? null : oneLine(by);
         this.approvalScope = scope == null ? null : checkWord("approval.scope", scope, Set.of("once", "session", "always"));
@@ -379,17 +378,17 @@ public final class AuditEvent {
     }
 
     /** Returns the extension set so far, or null (for a refusal's JSON body). */
-    public String extensionOrNull() {
+    public @Nullable String extensionOrNull() {
         return extension;
     }
 
     /** Returns the {@code server.address} set so far, or null (for a refusal's JSON body). */
-    public String serverAddressOrNull() {
+    public @Nullable String serverAddressOrNull() {
         return serverAddress;
     }
 
     /** Returns the error recorded so far, or null when there is none. */
-    public String errorOrNull() {
+    public @Nullable String errorOrNull() {
         return error;
     }
 
@@ -417,7 +416,7 @@ public final class AuditEvent {
                 List.copyOf(credentials), websocketMode, countOrNull(websocketMessagesSent),
                 countOrNull(websocketMessagesReceived), llmModel, countOrNull(llmInputTokens),
                 countOrNull(llmOutputTokens), Map.copyOf(redFlags), capture ? Boolean.TRUE : null,
-                upstreamProtocol));
+                upstreamProtocol, outcome));
         return true;
     }
 
@@ -429,7 +428,7 @@ public final class AuditEvent {
      *
      * @param requestTarget origin-form or absolute-form request-target; null gives null
      */
-    public static String maskQuery(String requestTarget) {
+    public static @Nullable String maskQuery(@Nullable String requestTarget) {
         if (requestTarget == null) {
             return null;
         }
@@ -470,7 +469,7 @@ public final class AuditEvent {
         return target.length() > MAX_PATH_CHARS ? target.substring(0, MAX_PATH_CHARS) : target;
     }
 
-    static String oneLine(String message) {
+    static @Nullable String oneLine(@Nullable String message) {
         if (message == null) {
             return null;
         }
@@ -503,14 +502,14 @@ public final class AuditEvent {
         return -1;
     }
 
-    private static String checkWord(String field, String value, Set<String> allowed) {
+    private static @Nullable String checkWord(String field, @Nullable String value, Set<String> allowed) {
         if (value != null && !allowed.contains(value)) {
             throw new IllegalArgumentException(field + ": " + value + " (expected: one of " + allowed + ")");
         }
         return value;
     }
 
-    private static Long countOrNull(AtomicLong count) {
+    private static @Nullable Long countOrNull(AtomicLong count) {
         long n = count.get();
         return n < 0 ? null : n;
     }

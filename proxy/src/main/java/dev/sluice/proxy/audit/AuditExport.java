@@ -319,6 +319,7 @@ public final class AuditExport implements AuditSink, Closeable {
         put(a, AuditFields.TLS_MODE, r.tlsMode());
         put(a, AuditFields.TLS_SNI, r.tlsSni());
         put(a, AuditFields.DECISION, r.decision());
+        put(a, AuditFields.OUTCOME, r.outcome());
         put(a, AuditFields.REASON, r.reason());
         put(a, AuditFields.RULE, r.rule());
         put(a, AuditFields.NETWORK_PEER_ADDRESS, r.peerAddress());

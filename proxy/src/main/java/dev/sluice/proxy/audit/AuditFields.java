@@ -37,6 +37,8 @@ public final class AuditFields {
     public static final String TLS_SNI = "tls.sni";
     /** {@code allow}, {@code deny} or {@code would_deny}. */
     public static final String DECISION = "decision";
+    /** {@code upstream_failure} when the policy let the exchange through and the network or origin failed it (502/504); absent otherwise. */
+    public static final String OUTCOME = "outcome";
     /** One word of the fixed reason set (design.md "Answers and reasons"). */
     public static final String REASON = "reason";
     /** The id of the rule that decided. */
@@ -100,7 +102,7 @@ public final class AuditFields {
     /** Every field name of a record, in the order a record writes them ({@link #PREV_HASH} not included). */
     public static final List<String> ALL = List.of(
             TIME, EVENT_ID, EXTENSION, CLIENT_ADDRESS, CLIENT_PORT, LISTENER, HTTP_REQUEST_METHOD,
-            URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, REASON, ADDRESS_CLASS, RULE,
+            URL_SCHEME, SERVER_ADDRESS, SERVER_PORT, URL_PATH, TLS_MODE, TLS_SNI, DECISION, OUTCOME, REASON, ADDRESS_CLASS, RULE,
             NETWORK_PEER_ADDRESS, HTTP_RESPONSE_STATUS_CODE, BYTES_SENT, BYTES_RECEIVED, DURATION_MS,
             REDACTIONS, PIN, UPSTREAM_PROTOCOL, APPROVAL, APPROVAL_BY, APPROVAL_SCOPE, CREDENTIALS, WEBSOCKET_MODE,
             WEBSOCKET_MESSAGES_SENT, WEBSOCKET_MESSAGES_RECEIVED, LLM_MODEL, LLM_INPUT_TOKENS, LLM_OUTPUT_TOKENS,

@@ -2,6 +2,7 @@ package dev.sluice.proxy.audit;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import org.jspecify.annotations.Nullable;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -67,53 +68,56 @@ import java.util.TreeSet;
  * @param llmOutputTokens output tokens an LLM response reported, {@code >= 0}; nullable
  * @param redFlags red-flag rule id to count; null or empty is omitted; copied, unmodifiable, sorted by id
  * @param capture true when the exchange was sampled for capture (policy {@code capture}); null or false is omitted
+ * @param outcome {@code upstream_failure} when the policy let the exchange through and the network or the
+ *     origin failed it ({@link Outcome}); nullable (the exchange went as decided)
  */
 public record AuditRecord(
         Instant time,
         String eventId,
-        String extension,
-        String clientAddress,
-        Integer clientPort,
-        String listener,
-        String method,
-        String urlScheme,
-        String serverAddress,
-        Integer serverPort,
-        String urlPath,
-        String tlsMode,
-        String tlsSni,
-        String decision,
-        String reason,
-        String rule,
-        String peerAddress,
-        Integer statusCode,
+        @Nullable String extension,
+        @Nullable String clientAddress,
+        @Nullable Integer clientPort,
+        @Nullable String listener,
+        @Nullable String method,
+        @Nullable String urlScheme,
+        @Nullable String serverAddress,
+        @Nullable Integer serverPort,
+        @Nullable String urlPath,
+        @Nullable String tlsMode,
+        @Nullable String tlsSni,
+        @Nullable String decision,
+        @Nullable String reason,
+        @Nullable String rule,
+        @Nullable String peerAddress,
+        @Nullable Integer statusCode,
         long bytesSent,
         long bytesReceived,
         long durationMs,
-        Map<String, Long> redactions,
-        String pin,
-        String error,
-        String addressClass,
-        String approval,
-        String approvalBy,
-        String approvalScope,
-        List<String> credentials,
-        String websocketMode,
-        Long websocketMessagesSent,
-        Long websocketMessagesReceived,
-        String llmModel,
-        Long llmInputTokens,
-        Long llmOutputTokens,
-        Map<String, Long> redFlags,
-        Boolean capture,
-        String upstreamProtocol) {
+        @Nullable Map<String, Long> redactions,
+        @Nullable String pin,
+        @Nullable String error,
+        @Nullable String addressClass,
+        @Nullable String approval,
+        @Nullable String approvalBy,
+        @Nullable String approvalScope,
+        @Nullable List<String> credentials,
+        @Nullable String websocketMode,
+        @Nullable Long websocketMessagesSent,
+        @Nullable Long websocketMessagesReceived,
+        @Nullable String llmModel,
+        @Nullable Long llmInputTokens,
+        @Nullable Long llmOutputTokens,
+        @Nullable Map<String, Long> redFlags,
+        @Nullable Boolean capture,
+        @Nullable String upstreamProtocol,
+        @Nullable String outcome) {
 
     private static final JsonFactory JSON = JsonFactory.builder().build();
 
     private static final DateTimeFormatter RFC3339_MILLIS =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
-    /** A record without {@code upstream.protocol} (every record but an intercepted exchange's). */
+    /** A record without {@code capture}, {@code upstream.protocol} and {@code outcome}. */
     public AuditRecord(Instant time, String eventId, String extension, String clientAddress, Integer clientPort,
                        String listener, String method, String scheme, String serverAddress, Integer serverPort,
                        String urlPath, String tlsMode, String tlsSni, String decision, String reason, String rule,
@@ -126,7 +130,7 @@ public record AuditRecord(
                 urlPath, tlsMode, tlsSni, decision, reason, rule, peerAddress, statusCode, bytesSent, bytesReceived,
                 durationMs, redactions, pin, error, addressClass, approval, approvalBy, approvalScope, credentials,
                 websocketMode, websocketMessagesSent, websocketMessagesReceived, llmModel, llmInputTokens,
-                llmOutputTokens, redFlags, null, null);
+                llmOutputTokens, redFlags, null, null, null);
     }
 
     /** Validates and normalises: {@code redactions}, {@code credentials} and {@code redFlags} are copied (null when empty). */
@@ -226,6 +230,7 @@ public record AuditRecord(
         string(out, AuditFields.TLS_MODE, tlsMode);
         string(out, AuditFields.TLS_SNI, tlsSni);
         string(out, AuditFields.DECISION, decision);
+        string(out, AuditFields.OUTCOME, outcome);
         string(out, AuditFields.REASON, reason);
         string(out, AuditFields.ADDRESS_CLASS, addressClass);
         string(out, AuditFields.RULE, rule);
@@ -291,19 +296,19 @@ public record AuditRecord(
         return toJson();
     }
 
-    private static void string(JsonGenerator out, String name, String value) throws IOException {
+    private static void string(JsonGenerator out, String name, @Nullable String value) throws IOException {
         if (value != null) {
             out.writeStringField(name, value);
         }
     }
 
-    private static void longNumber(JsonGenerator out, String name, Long value) throws IOException {
+    private static void longNumber(JsonGenerator out, String name, @Nullable Long value) throws IOException {
         if (value != null) {
             out.writeNumberField(name, value.longValue());
         }
     }
 
-    private static void number(JsonGenerator out, String name, Integer value) throws IOException {
+    private static void number(JsonGenerator out, String name, @Nullable Integer value) throws IOException {
         if (value != null) {
             out.writeNumberField(name, value.intValue());
         }

@@ -87,7 +87,7 @@ public final class OcsfMapper {
             g.writeNumberField("disposition_id", denied ? 2 : 1);
             g.writeStringField("disposition", denied ? "Blocked" : "Allowed");
         }
-        boolean failed = denied || r.error() != null;
+        boolean failed = denied || r.error() != null || r.outcome() != null;
         g.writeNumberField("status_id", failed ? 2 : 1);
         g.writeStringField("status", failed ? "Failure" : "Success");
         if (r.reason() != null) {
@@ -163,6 +163,7 @@ public final class OcsfMapper {
         string(g, AuditFields.EXTENSION, r.extension());
         string(g, AuditFields.LISTENER, r.listener());
         string(g, AuditFields.DECISION, r.decision());
+        string(g, AuditFields.OUTCOME, r.outcome());
         string(g, AuditFields.REASON, r.reason());
         string(g, AuditFields.RULE, r.rule());
         string(g, AuditFields.TLS_MODE, r.tlsMode());

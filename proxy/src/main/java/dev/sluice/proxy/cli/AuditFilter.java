@@ -1,7 +1,9 @@
 package dev.sluice.proxy.cli;
 
+import dev.sluice.rules.decision.BuiltinRules;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.proxy.audit.AuditFields;
+import dev.sluice.proxy.audit.Outcome;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -20,6 +22,7 @@ final class AuditFilter {
 
     private static final Pattern AGO = Pattern.compile("([0-9]{1,9})(s|m|h|d)");
     private static final Set<String> DECISIONS = Set.of("allow", "deny", "would_deny");
+    private static final Set<String> OUTCOMES = Set.of(Outcome.UPSTREAM_FAILURE.label());
 
     @Option(names = "--since", paramLabel = "WHEN",
             description = "Only records from this time on: an RFC 3339 instant (2026-11-30T09:00:00Z) or a "
@@ -32,6 +35,10 @@ final class AuditFilter {
     @Option(names = "--decision", paramLabel = "DECISION", description = "Only records with this decision: "
             + "allow, deny or would_deny.")
     String decision;
+
+    @Option(names = "--outcome", paramLabel = "OUTCOME", description = "Only records with this outcome: "
+            + "upstream_failure (the policy let the request through and the network or origin failed it).")
+    String outcome;
 
     @Option(names = "--credential", paramLabel = "NAME", description = "Only records of requests this credential "
             + "was injected into, or that were refused over its placeholder (rule credentials.NAME).")
@@ -47,6 +54,9 @@ final class AuditFilter {
     void prepare(Clock clock) {
         if (decision != null && !DECISIONS.contains(decision)) {
             throw new IllegalArgumentException("--decision: " + decision + " (expected: allow, deny or would_deny)");
+        }
+        if (outcome != null && !OUTCOMES.contains(outcome)) {
+            throw new IllegalArgumentException("--outcome: " + outcome + " (expected: upstream_failure)");
         }
         sinceInstant = since == null ? null : parseSince(since, clock);
     }
@@ -79,6 +89,9 @@ final class AuditFilter {
         if (decision != null && !decision.equals(record.path(AuditFields.DECISION).asText(null))) {
             return false;
         }
+        if (outcome != null && !outcome.equals(record.path(AuditFields.OUTCOME).asText(null))) {
+            return false;
+        }
         if (credential != null && !usesCredential(record, credential)) {
             return false;
         }
@@ -103,6 +116,6 @@ final class AuditFilter {
                 return true;
             }
         }
-        return ("credentials." + name).equals(record.path(AuditFields.RULE).asText(null));
+        return BuiltinRules.credential(name).equals(record.path(AuditFields.RULE).asText(null));
     }
 }

@@ -19,7 +19,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code sluice audit summary}: per extension — requests, allowed, denied and would_deny counts,
+ * {@code sluice audit summary}: per extension — requests, allowed, denied and would_deny counts (and in
+ * JSON {@code upstream_failures}: records with {@code outcome: upstream_failure}, counted as their decision),
  * denials by reason, {@code bytes.sent} and {@code bytes.received} totals (bytes), the top
  * {@value #TOP_DESTINATIONS} destinations ({@code server.address:server.port}) by requests, and
  * redactions (the sum of every {@code redactions} count, and per detector in JSON). Records without
@@ -50,6 +51,7 @@ final class AuditSummaryCommand extends CliCommand implements Callable<Integer> 
         long allowed;
         long denied;
         long wouldDeny;
+        long upstreamFailures;
         long bytesSent;
         long bytesReceived;
         long redactions;
@@ -73,6 +75,9 @@ final class AuditSummaryCommand extends CliCommand implements Callable<Integer> 
                 case "would_deny" -> wouldDeny++;
                 default -> {
                 }
+            }
+            if (r.hasNonNull(AuditFields.OUTCOME)) {
+                upstreamFailures++;
             }
             bytesSent += r.path(AuditFields.BYTES_SENT).asLong(0);
             bytesReceived += r.path(AuditFields.BYTES_RECEIVED).asLong(0);
@@ -183,6 +188,7 @@ final class AuditSummaryCommand extends CliCommand implements Callable<Integer> 
                 g.writeNumberField("allowed", s.allowed);
                 g.writeNumberField("denied", s.denied);
                 g.writeNumberField("would_deny", s.wouldDeny);
+                g.writeNumberField("upstream_failures", s.upstreamFailures);
                 g.writeObjectFieldStart("denials_by_reason");
                 for (Map.Entry<String, Long> e : s.denialsByReason.entrySet()) {
                     g.writeNumberField(e.getKey(), e.getValue());

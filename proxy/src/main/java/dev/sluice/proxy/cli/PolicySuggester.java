@@ -111,6 +111,9 @@ final class PolicySuggester {
         if (!decision.equals("would_deny") && !decision.equals("deny")) {
             return;
         }
+        if (r.hasNonNull(AuditFields.OUTCOME)) {
+            return; // an upstream failure says nothing about what the policy should allow
+        }
         String reason = r.path(AuditFields.REASON).asText("(none)");
         String extension = r.path(AuditFields.EXTENSION).asText(null);
         String host = r.path(AuditFields.SERVER_ADDRESS).asText(null);

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.dns;
 
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.core.SourceIdentity;
@@ -102,7 +103,7 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
         response.addRecord(DnsSection.QUESTION, question);
         Policy policy = context.policies().current();
         AuditEvent audit = new AuditEvent(context.audit(), context.clock())
-                .listener("transparent")
+                .listener(Listener.TRANSPARENT)
                 .client(sender)
                 .scheme("dns");
         String name = question.name();

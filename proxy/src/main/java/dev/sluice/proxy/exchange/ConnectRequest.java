@@ -1,5 +1,7 @@
 package dev.sluice.proxy.exchange;
 
+import org.jspecify.annotations.Nullable;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.rules.decision.Decision;
@@ -21,11 +23,11 @@ import dev.sluice.rules.target.Target;
  *               is JSON when it prefers {@code application/json}
  */
 public record ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit,
-                             TrafficMeter traffic, String extension, String listener, String accept) {
+                             TrafficMeter traffic, String extension, Listener listener, @Nullable String accept) {
 
     /** A tunnel request without an {@code Accept} field (transparent TLS, for one). */
     public ConnectRequest(Target target, Decision decision, Policy policy, AuditEvent audit, TrafficMeter traffic,
-                          String extension, String listener) {
+                          String extension, Listener listener) {
         this(target, decision, policy, audit, traffic, extension, listener, null);
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.exchange;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.rules.decision.Decision;
@@ -26,7 +27,7 @@ import io.netty.handler.codec.http.HttpRequest;
  */
 public record ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy,
                              AuditEvent audit, boolean downstreamKeepAlive, TrafficMeter traffic,
-                             ResponseScan responseScan, String websocket) {
+                             @Nullable ResponseScan responseScan, @Nullable String websocket) {
 
     /** The same request without a response scan. */
     public ForwardRequest(HttpRequest request, HttpTarget target, Decision decision, Policy policy, AuditEvent audit,

@@ -1,6 +1,8 @@
 package dev.sluice.proxy.exchange;
 
 
+import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.InspectedHost;
@@ -22,7 +24,7 @@ import java.util.Optional;
 public interface RequestFront {
 
     /** Returns the {@code listener} label of audit records and metrics, e.g. {@code transparent}. */
-    String listener();
+    Listener listener();
 
     /**
      * Returns the extension {@code request} comes from under {@code policy}, or empty when none applies
@@ -55,7 +57,7 @@ public interface RequestFront {
      * @throws MalformedTargetException when the authority has no canonical form, or this front opens no tunnels
      */
     default Target tunnelTarget(HttpRequest request) throws MalformedTargetException {
-        throw new MalformedTargetException("tunnels are not opened on the " + listener() + " listener");
+        throw new MalformedTargetException("tunnels are not opened on the " + listener().label() + " listener");
     }
 
     /** Returns the scheme of {@code request} for its record ({@code http}, {@code https} for tunnels and interception). */
@@ -75,7 +77,7 @@ public interface RequestFront {
 
     /** Adds what this front knows to each request's audit record ({@code tls.mode}, {@code tls.sni}). */
     default void describe(AuditEvent audit) {
-        audit.tlsMode("none");
+        audit.tlsMode(TlsMode.NONE);
     }
 
     /**

@@ -48,9 +48,10 @@ final class H2Upstream {
     private final Http2FrameCodec codec;
     private final String authority;
     private final Policy policy;
-    private final String pin;
+    private final dev.sluice.certs.PinResult pin;
 
-    private H2Upstream(Channel channel, Http2FrameCodec codec, String authority, Policy policy, String pin) {
+    private H2Upstream(Channel channel, Http2FrameCodec codec, String authority, Policy policy,
+                       dev.sluice.certs.PinResult pin) {
         this.channel = channel;
         this.codec = codec;
         this.authority = authority;
@@ -62,7 +63,8 @@ final class H2Upstream {
      * Adds the HTTP/2 client handlers after the handler named {@code after} of {@code channel}, whose
      * TLS handshake chose {@code h2}, and returns the connection.
      */
-    static H2Upstream install(Channel channel, String after, String authority, Policy policy, String pin) {
+    static H2Upstream install(Channel channel, String after, String authority, Policy policy,
+                               dev.sluice.certs.PinResult pin) {
         Http2FrameCodec codec = Http2FrameCodecBuilder.forClient()
                 .initialSettings(Http2Settings.defaultSettings()
                         .pushEnabled(false)
@@ -88,8 +90,8 @@ final class H2Upstream {
         return policy;
     }
 
-    /** Returns the pin label of the connection's handshake ({@code ok}, {@code recorded}, {@code none}...). */
-    String pin() {
+    /** Returns the pin check of the connection's handshake. */
+    dev.sluice.certs.PinResult pin() {
         return pin;
     }
 

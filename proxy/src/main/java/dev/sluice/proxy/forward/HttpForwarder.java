@@ -1,5 +1,7 @@
 package dev.sluice.proxy.forward;
 
+import org.jspecify.annotations.Nullable;
+import dev.sluice.certs.PinResult;
 import dev.sluice.proxy.exchange.ExchangeControl;
 
 import dev.sluice.proxy.core.Reads;
@@ -113,21 +115,21 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     static final int MAX_RESPONSE_HEADER_BYTES = 65_536;
 
     private final ProxyContext context;
-    private final UpstreamTls upstreamTls;
-    private ChannelHandlerContext ctx;
-    private Throwable upstreamFailure;
-    private String upstreamPin;
+    private final @Nullable UpstreamTls upstreamTls;
+    private @Nullable ChannelHandlerContext ctx;
+    private @Nullable Throwable upstreamFailure;
+    private @Nullable PinResult upstreamPin;
     /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
-    private Throwable upstreamHandshakeFailure;
+    private @Nullable Throwable upstreamHandshakeFailure;
 
-    private Channel upstream;
-    private ByteCounter upstreamCounter;
-    private String upstreamAuthority;
-    private Policy upstreamPolicy;
+    private @Nullable Channel upstream;
+    private @Nullable ByteCounter upstreamCounter;
+    private @Nullable String upstreamAuthority;
+    private @Nullable Policy upstreamPolicy;
 
-    private ForwardRequest current;
+    private @Nullable ForwardRequest current;
     /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
-    private String clientExtensions;
+    private @Nullable String clientExtensions;
     private boolean dialing;
     private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     private boolean requestComplete;
@@ -147,7 +149,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     /** Body bytes of the current request seen so far. */
     private long requestBodyBytes;
     /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
-    private UpstreamPool pool;
+    private @Nullable UpstreamPool pool;
     /** HTTP/2 streams of an h2 client: upstream connections offer h2 and are shared here; else null. */
     private H2Upstreams h2;
     /** How fresh upstream connections speak TLS when {@link #h2} is set (ALPN h2, http/1.1). */
@@ -170,7 +172,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * @param upstreamTls for requests inside an intercepted tunnel: how upstream connections speak
      *                    TLS (PKIX, hostname, pins); null for plain HTTP
      */
-    public HttpForwarder(ProxyContext context, UpstreamTls upstreamTls) {
+    public HttpForwarder(ProxyContext context, @Nullable UpstreamTls upstreamTls) {
         this.context = context;
         this.upstreamTls = upstreamTls;
     }
@@ -775,63 +777,20 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * The origin accepted a WebSocket handshake: the 101 (its {@code Upgrade}, {@code Connection} and
-     * {@code Sec-WebSocket-*} fields only) goes to the client, then both connections leave HTTP and
-     * become a {@link WebSocketRelay}; the exchange's record becomes the upgraded connection's, written
-     * when it ends.
+     * The origin accepted a WebSocket handshake: this forwarder lets go of the exchange and the upstream
+     * connection, and {@link WebSocketSwitch} turns both connections into a {@link WebSocketRelay}.
      */
     private void switchToWebSocket(HttpResponse response,
                                    io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate) {
         ForwardRequest request = current;
         current = null;
         responseStarted = true;
-        AuditEvent audit = request.audit();
-        audit.statusCode(101).websocketMode(request.websocket());
-        HttpResponse answer = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1,
-                io.netty.handler.codec.http.HttpResponseStatus.SWITCHING_PROTOCOLS);
-        answer.headers().set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
-        answer.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
-        WebSocketUpgrade.copyWebSocketFields(response.headers(), answer.headers());
-        ReferenceCountUtil.release(response);
-        boolean inspect = "inspect".equals(request.websocket());
-        int maxMessage = request.policy().limits().maxWebsocketMessageBytes();
-        io.netty.handler.codec.http.websocketx.extensions.WebSocketServerExtension clientDeflate = null;
-        if (inspect) {
-            answer.headers().remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
-            clientDeflate = WebSocketDeflate.acceptClientOffer(clientExtensions, maxMessage);
-            if (clientDeflate != null) {
-                answer.headers().set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS,
-                        WebSocketDeflate.render(clientDeflate.newReponseData()));
-            }
-        }
         Channel up = upstream;
         upstream = null;
         upstreamCounter = null;
         upstreamAuthority = null;
         upstreamPolicy = null;
-        Channel down = ctx.channel();
-        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        WebSocketInspection inspection = inspect
-                ? new WebSocketInspection(audit, request.policy().redaction(), maxMessage, clientDeflate, originDeflate)
-                : null;
-        WebSocketRelay.start(audit, down, up, inspection);
-        // Upstream: the response relay and the HTTP codec go; what the codec still holds reaches the relay.
-        ChannelPipeline upPipeline = up.pipeline();
-        for (String name : new String[] {"response", "codec"}) {
-            if (upPipeline.get(name) != null) {
-                upPipeline.remove(name);
-            }
-        }
-        ChannelPipeline downPipeline = down.pipeline();
-        for (String name : new String[] {HttpPipeline.HEADER_DEADLINE, HttpPipeline.ENCODER, HttpPipeline.REQUEST,
-                HttpPipeline.REDACT, HttpPipeline.CREDENTIALS, HttpPipeline.LLM,
-                HttpPipeline.RED_FLAGS, HttpPipeline.CAPTURE, HttpPipeline.CONNECT, HttpPipeline.DECODER}) {
-            if (downPipeline.get(name) != null) {
-                downPipeline.remove(name);
-            }
-        }
-        downPipeline.remove(this);
-        WebSocketRelay.read(down, up);
+        WebSocketSwitch.start(ctx, request, response, up, clientExtensions, originDeflate);
     }
 
     private void onResponseContent(HttpContent content) {
@@ -996,7 +955,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         SslHandler tls = channel.pipeline().get(SslHandler.class);
         upstreamPin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
-                .map(check -> check.result().label()).orElse("none");
+                .map(check -> check.result()).orElse(PinResult.NONE);
         if (current != null && upstreamPin != null) {
             current.audit().pin(upstreamPin);
         }

@@ -30,8 +30,8 @@ final class UpstreamAlpn extends ChannelInboundHandlerAdapter {
     /** Pipeline name. */
     static final String NAME = "alpn";
 
-    /** What the handshake gave: the chosen protocol, the pin label, the h2 connection (null on HTTP/1.1). */
-    record Negotiated(String protocol, String pin, H2Upstream h2) {
+    /** What the handshake gave: the chosen protocol, the pin check, the h2 connection (null on HTTP/1.1). */
+    record Negotiated(String protocol, dev.sluice.certs.PinResult pin, H2Upstream h2) {
     }
 
     private final String authority;
@@ -70,8 +70,9 @@ final class UpstreamAlpn extends ChannelInboundHandlerAdapter {
         SslHandler tls = ctx.pipeline().get(SslHandler.class);
         String protocol = tls == null || tls.applicationProtocol() == null
                 ? ApplicationProtocolNames.HTTP_1_1 : tls.applicationProtocol();
-        String pin = tls == null ? "none" : InterceptionTls.pinCheck(tls.engine().getSession())
-                .map(check -> check.result().label()).orElse("none");
+        dev.sluice.certs.PinResult pin = tls == null ? dev.sluice.certs.PinResult.NONE
+                : InterceptionTls.pinCheck(tls.engine().getSession()).map(check -> check.result())
+                        .orElse(dev.sluice.certs.PinResult.NONE);
         ChannelPipeline pipeline = ctx.pipeline();
         H2Upstream h2 = null;
         if (ApplicationProtocolNames.HTTP_2.equals(protocol)) {

@@ -1,5 +1,7 @@
 package dev.sluice.proxy.forward;
 
+import dev.sluice.certs.PinResult;
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.rules.policy.Policy;
 import io.netty.channel.Channel;
@@ -17,7 +19,7 @@ import java.util.Iterator;
 public final class UpstreamPool {
 
     /** An idle upstream connection with what the next exchange needs of it. */
-    record Parked(Channel channel, ByteCounter counter, String authority, Policy policy, String pin) {
+    record Parked(Channel channel, ByteCounter counter, String authority, Policy policy, @Nullable PinResult pin) {
     }
 
     private final int capacity;

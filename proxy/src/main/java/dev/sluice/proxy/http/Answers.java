@@ -1,5 +1,6 @@
 package dev.sluice.proxy.http;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.decision.Reason;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -50,7 +51,8 @@ public final class Answers {
      * @param eventId the audit record's {@code event.id}, to quote to an operator
      * @param accept the request's {@code Accept} field value, or null
      */
-    public record Refused(String host, String extension, String rule, String eventId, String accept) {
+    public record Refused(@Nullable String host, @Nullable String extension, @Nullable String rule,
+                          @Nullable String eventId, @Nullable String accept) {
 
         /** The parts of a refusal known to {@code audit}, with {@code rule} and {@code accept}. */
         public static Refused of(dev.sluice.proxy.audit.AuditEvent audit, String rule, String accept) {

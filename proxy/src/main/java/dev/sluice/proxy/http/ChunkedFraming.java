@@ -1,5 +1,6 @@
 package dev.sluice.proxy.http;
 
+import org.jspecify.annotations.Nullable;
 import io.netty.buffer.ByteBuf;
 import java.util.Locale;
 import java.util.Set;
@@ -75,7 +76,7 @@ final class ChunkedFraming {
     }
 
     /** Returns what was wrong, or null while the framing is valid. */
-    String error() {
+    @Nullable String error() {
         return error;
     }
 

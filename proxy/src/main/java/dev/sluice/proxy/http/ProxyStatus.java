@@ -1,5 +1,6 @@
 package dev.sluice.proxy.http;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.decision.Reason;
 
 /**
@@ -23,7 +24,7 @@ public final class ProxyStatus {
      * Returns the RFC 9209 error type closest to {@code reason}, or null for {@link Reason#ALLOWLISTED}
      * (not an error). Reasons answered by closing a connection are mapped too, for completeness.
      */
-    public static String errorType(Reason reason) {
+    public static @Nullable String errorType(Reason reason) {
         return switch (reason) {
             case ALLOWLISTED -> null;
             // The request itself is unusable.

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.http;
 
+import org.jspecify.annotations.Nullable;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -40,7 +41,7 @@ public final class WebSocketUpgrade {
      *
      * @return a short phrase for the record ({@code "not a websocket upgrade"} for h2c and the like), or null
      */
-    public static String problem(HttpRequest request) {
+    public static @Nullable String problem(HttpRequest request) {
         HttpHeaders headers = request.headers();
         List<String> tokens = tokens(headers.getAll(HttpHeaderNames.UPGRADE));
         if (tokens.size() != 1 || !tokens.get(0).equals("websocket")) {

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.proxy.credential.Credentials;
 import dev.sluice.proxy.exchange.ExchangeControl;
 import dev.sluice.proxy.exchange.ForwardRequest;
@@ -184,7 +185,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                     // they come): a key injected into the handshake could be echoed into the sandbox. Fail closed.
                     dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
                     ctx.fireChannelRead(new ExchangeControl.Refuse(request,
-                            Decision.deny(Reason.WEBSOCKET_REFUSED, "credentials." + r.injected().get(0)),
+                            Decision.deny(Reason.WEBSOCKET_REFUSED, BuiltinRules.credential(r.injected().get(0))),
                             "credentials are not injected into WebSocket handshakes"));
                     return;
                 }
@@ -200,7 +201,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                         ? Reason.CREDENTIAL_HOST_MISMATCH : Reason.CREDENTIAL_UNAVAILABLE;
                 dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
                 ctx.fireChannelRead(new ExchangeControl.Refuse(request,
-                        Decision.deny(reason, "credentials." + r.credential()), r.detail()));
+                        Decision.deny(reason, BuiltinRules.credential(r.credential())), r.detail()));
             }
             default -> throw new IllegalStateException(r.outcome().toString());
         }
@@ -345,7 +346,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 Reason reason = r.outcome() == CredentialRewriter.Outcome.MISMATCH
                         ? Reason.CREDENTIAL_HOST_MISMATCH : Reason.CREDENTIAL_UNAVAILABLE;
                 ctx.fireChannelRead(new ExchangeControl.Refuse(request,
-                        Decision.deny(reason, "credentials." + r.credential()), r.detail()));
+                        Decision.deny(reason, BuiltinRules.credential(r.credential())), r.detail()));
                 ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
             }
             default -> {

@@ -155,7 +155,7 @@ final class InspectedBody {
                 }
             }
             if (redactor.blocked()) {
-                return fail(ctx, content, last, Decision.deny(blockReason, "redaction"), "credential in the body");
+                return fail(ctx, content, last, Decision.deny(blockReason, BuiltinRules.REDACTION), "credential in the body");
             }
             if (original != null) {
                 return buffer(ctx, content, last, out);

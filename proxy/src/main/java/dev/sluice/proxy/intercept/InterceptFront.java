@@ -1,5 +1,7 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.exchange.MisdirectedRequestException;
 import dev.sluice.proxy.exchange.RequestFront;
@@ -24,7 +26,7 @@ import java.util.Optional;
  * @param target the CONNECT target, which the SNI also named
  * @param listener the listener the tunnel came in on ({@code explicit} or {@code transparent})
  */
-public record InterceptFront(String extension, Target target, String listener) implements RequestFront {
+public record InterceptFront(String extension, Target target, Listener listener) implements RequestFront {
 
     public InterceptFront {
         Objects.requireNonNull(extension, "extension");
@@ -78,6 +80,6 @@ public record InterceptFront(String extension, Target target, String listener) i
 
     @Override
     public void describe(AuditEvent audit) {
-        audit.tlsMode("intercept").tlsSni(target.host());
+        audit.tlsMode(TlsMode.INTERCEPT).tlsSni(target.host());
     }
 }

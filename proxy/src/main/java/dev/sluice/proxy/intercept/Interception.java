@@ -1,5 +1,7 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.proxy.tls.InterceptionTls;
@@ -95,9 +97,9 @@ public final class Interception {
      */
     public static void start(ProxyContext context, Channel downstream, Channel upstream, ByteCounter counter,
                              Target target, Policy policy, String extension, InspectedHost inspected,
-                             AuditEvent tunnelAudit, TrafficMeter traffic, List<ByteBuf> early, String listener) {
+                             AuditEvent tunnelAudit, TrafficMeter traffic, List<ByteBuf> early, Listener listener) {
         InterceptionTls tls = context.interception();
-        tunnelAudit.tlsMode("intercept");
+        tunnelAudit.tlsMode(TlsMode.INTERCEPT);
         counter.fallback(tunnelAudit, traffic);
         ChannelPipeline p = downstream.pipeline();
         for (String name : List.of(HttpPipeline.ENCODER, HttpPipeline.REQUEST, HttpPipeline.CREDENTIALS,

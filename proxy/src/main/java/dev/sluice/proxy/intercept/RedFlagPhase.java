@@ -1,5 +1,6 @@
 package dev.sluice.proxy.intercept;
 
+import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.proxy.http.HttpPipeline;
 
 import dev.sluice.proxy.audit.AuditEvent;
@@ -156,7 +157,7 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         if (blocking != null) {
             content.release();
             body = null;
-            Decision denial = Decision.deny(Reason.RED_FLAG, "red_flags." + blocking.id());
+            Decision denial = Decision.deny(Reason.RED_FLAG, BuiltinRules.redFlag(blocking.id()));
             String detail = "red flag " + blocking.id() + " in the request body";
             if (held != null) {
                 ctx.fireChannelRead(new ExchangeControl.Refuse(held, denial, detail));

@@ -101,7 +101,7 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         if (scanned.hasFindings()) {
             scanned.findings().forEach(audit::addRedactions);
             if (plan.action() == RedactionAction.BLOCK) {
-                refuse(ctx, request, Decision.deny(plan.blockReason(), "redaction"), "credential in a header");
+                refuse(ctx, request, Decision.deny(plan.blockReason(), BuiltinRules.REDACTION), "credential in a header");
                 return;
             }
             if (plan.action() == RedactionAction.REDACT) {

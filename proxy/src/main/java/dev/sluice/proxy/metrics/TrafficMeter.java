@@ -1,5 +1,6 @@
 package dev.sluice.proxy.metrics;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.limits.EgressBudgets;
 import io.micrometer.core.instrument.Counter;
 
@@ -11,7 +12,7 @@ import io.micrometer.core.instrument.Counter;
  * @param ingress bytes back from the internet
  * @param budget the extension's egress budget account, or null
  */
-public record TrafficMeter(Counter egress, Counter ingress, EgressBudgets.Account budget) {
+public record TrafficMeter(Counter egress, Counter ingress, EgressBudgets.@Nullable Account budget) {
 
     /** Returns these counters with {@code account} also charged for egress bytes. */
     public TrafficMeter withBudget(EgressBudgets.Account account) {

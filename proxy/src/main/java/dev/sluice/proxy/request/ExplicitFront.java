@@ -1,5 +1,8 @@
 package dev.sluice.proxy.request;
 
+import org.jspecify.annotations.Nullable;
+import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.exchange.OriginFormException;
 import dev.sluice.proxy.exchange.RequestFront;
@@ -26,10 +29,10 @@ import java.util.Optional;
 public final class ExplicitFront implements RequestFront {
 
     /** The {@code listener} label of this listener in audit records and metrics. */
-    public static final String LISTENER = "explicit";
+    public static final Listener LISTENER = Listener.EXPLICIT;
 
     @Override
-    public String listener() {
+    public Listener listener() {
         return LISTENER;
     }
 
@@ -45,7 +48,7 @@ public final class ExplicitFront implements RequestFront {
      *
      * @param authorization the field value, or null when the request has none
      */
-    static Optional<Extension> identify(Policy policy, String authorization) {
+    static Optional<Extension> identify(Policy policy, @Nullable String authorization) {
         if (authorization == null) {
             return policy.defaultExtension();
         }
@@ -98,6 +101,6 @@ public final class ExplicitFront implements RequestFront {
 
     @Override
     public void describeForwarded(AuditEvent audit) {
-        audit.tlsMode("none");
+        audit.tlsMode(TlsMode.NONE);
     }
 }

@@ -1,5 +1,7 @@
 package dev.sluice.proxy.request;
 
+import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.exchange.ExchangeSequencer;
 import dev.sluice.proxy.exchange.ForwardRequest;
@@ -126,7 +128,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     private final ProxyContext context;
     private final RequestFront front;
-    private final String listener;
+    private final Listener listener;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
     private State state = State.IDLE;
     private boolean responseDoneEarly;
@@ -136,7 +138,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     private final RequestAdmission admission;
 
     /** The {@code listener} label of the explicit listener in audit records and metrics. */
-    static final String LISTENER = ExplicitFront.LISTENER;
+    static final Listener LISTENER = ExplicitFront.LISTENER;
 
     /** Rule id of the refusal of a request that asks for a protocol upgrade. */
     static final String RULE_UPGRADE = BuiltinRules.HTTP_UPGRADE;
@@ -386,7 +388,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                         return;
                     }
                     if (outcome.granted()) {
-                        Decision granted = Decision.allow("approval." + outcome.scope());
+                        Decision granted = Decision.allow(BuiltinRules.approval(outcome.scope()));
                         audit.decision(granted);
                         state = State.IDLE;
                         proceed(ctx, request, audit, policy, extension, target, httpTarget, connect, granted);
@@ -435,7 +437,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         }
 
         if (connect) {
-            audit.tlsMode("tunnel");
+            audit.tlsMode(TlsMode.TUNNEL);
             state = State.TUNNEL;
             // The tunnel phase first learns of the CONNECT; then, from here on the client speaks raw
             // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.request;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.decision.Decision;
 import java.util.Objects;
 
@@ -11,7 +12,7 @@ import java.util.Objects;
  * @param detail the record's error text, or null
  * @param close whether the connection closes after the answer (a request with a body closes anyway)
  */
-record Refusal(Decision decision, String detail, boolean close) {
+record Refusal(Decision decision, @Nullable String detail, boolean close) {
 
     Refusal {
         Objects.requireNonNull(decision, "decision");

@@ -1,5 +1,7 @@
 package dev.sluice.proxy.request;
 
+import org.jspecify.annotations.Nullable;
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
@@ -19,16 +21,16 @@ import io.netty.channel.Channel;
 final class RequestAdmission {
 
     private final ProxyContext context;
-    private final String listener;
-    private String boundExtension;
+    private final String listener;  // the metrics label
+    private @Nullable String boundExtension;
 
-    RequestAdmission(ProxyContext context, String listener) {
+    RequestAdmission(ProxyContext context, Listener listener) {
         this.context = context;
-        this.listener = listener;
+        this.listener = listener.label();
     }
 
     /** Returns the refusal while the audit log cannot write, else null. */
-    Refusal auditHealth() {
+    @Nullable Refusal auditHealth() {
         return context.auditLog().healthy() ? null
                 : new Refusal(Decision.deny(Reason.AUDIT_UNAVAILABLE, BuiltinRules.AUDIT), "audit log unavailable", true);
     }
@@ -39,7 +41,7 @@ final class RequestAdmission {
      *
      * @return the refusal, or null when the request may go on to its decision
      */
-    Refusal admit(Channel channel, Extension extension, Policy policy, boolean bindsConnection) {
+    @Nullable Refusal admit(Channel channel, Extension extension, Policy policy, boolean bindsConnection) {
         if (bindsConnection && !bind(channel, extension.name(), policy.limits().maxConnectionsPerExtension())) {
             return new Refusal(Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS), null, true);
         }
@@ -51,7 +53,7 @@ final class RequestAdmission {
     }
 
     /** Returns the extension this connection is bound to, or null. */
-    String boundExtension() {
+    @Nullable String boundExtension() {
         return boundExtension;
     }
 

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.server;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.core.ConnectionLimits;
 import dev.sluice.proxy.core.Draining;
 import dev.sluice.proxy.core.PolicyHolder;
@@ -391,17 +392,17 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     /** Returns the admin listener's bound address, or null when none is configured. */
-    public InetSocketAddress adminAddress() {
+    public @Nullable InetSocketAddress adminAddress() {
         return adminAddress;
     }
 
     /** Returns the transparent listener's bound address, or null when none is configured. */
-    public InetSocketAddress transparentAddress() {
+    public @Nullable InetSocketAddress transparentAddress() {
         return transparentAddress;
     }
 
     /** Returns the DNS responder's bound address (UDP), or null when none is configured. */
-    public InetSocketAddress dnsAddress() {
+    public @Nullable InetSocketAddress dnsAddress() {
         return dnsAddress;
     }
 
@@ -411,7 +412,7 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     /** Returns the reloader of the policy file, or null when running the embedded policy. */
-    public PolicyReloader reloader() {
+    public @Nullable PolicyReloader reloader() {
         return reloader;
     }
 

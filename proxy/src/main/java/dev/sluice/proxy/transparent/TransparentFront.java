@@ -1,5 +1,6 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.core.SourceIdentity;
 
 import dev.sluice.proxy.exchange.RequestFront;
@@ -26,7 +27,7 @@ import java.util.Optional;
 final class TransparentFront implements RequestFront {
 
     /** The {@code listener} label of the transparent listener. */
-    static final String LISTENER = "transparent";
+    static final Listener LISTENER = Listener.TRANSPARENT;
 
     private final InetAddress source;
     private final int originalPort;
@@ -41,7 +42,7 @@ final class TransparentFront implements RequestFront {
     }
 
     @Override
-    public String listener() {
+    public Listener listener() {
         return LISTENER;
     }
 

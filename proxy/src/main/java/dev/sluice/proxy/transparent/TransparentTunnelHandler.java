@@ -1,5 +1,6 @@
 package dev.sluice.proxy.transparent;
 
+import dev.sluice.proxy.audit.TlsMode;
 import dev.sluice.proxy.exchange.InterceptionPath;
 
 import dev.sluice.proxy.audit.AuditEvent;
@@ -89,7 +90,7 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
 
     private void begin(ChannelHandlerContext ctx, Start start) {
         hello = start.hello();
-        audit = start.audit().scheme("https").tlsMode("tunnel");
+        audit = start.audit().scheme("https").tlsMode(TlsMode.TUNNEL);
         Policy policy = context.policies().current();
         Extension extension = start.extension();
         int port = start.original().getPort();
@@ -120,12 +121,12 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String name = extension.name();
-        if (!context.connections().tryAcquire(name, TransparentFront.LISTENER,
+        if (!context.connections().tryAcquire(name, TransparentFront.LISTENER.label(),
                 policy.limits().maxConnectionsPerExtension())) {
             refuse(ctx, Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS), null);
             return;
         }
-        ctx.channel().closeFuture().addListener(f -> context.connections().release(name, TransparentFront.LISTENER));
+        ctx.channel().closeFuture().addListener(f -> context.connections().release(name, TransparentFront.LISTENER.label()));
         if (context.budgets().exhausted(name, policy.limits().egressBudgetBytes(), policy.limits().egressBudgetWindow())) {
             refuse(ctx, Decision.deny(Reason.EGRESS_BUDGET, BuiltinRules.EGRESS_BUDGET), null);
             return;

@@ -1,5 +1,6 @@
 package dev.sluice.proxy.tunnel;
 
+import org.jspecify.annotations.Nullable;
 import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
@@ -46,9 +47,9 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
 
     private final ProxyContext context;
     private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
-    private ConnectRequest request;
-    private Channel upstream;
-    private ByteCounter counter;
+    private @Nullable ConnectRequest request;
+    private @Nullable Channel upstream;
+    private @Nullable ByteCounter counter;
     private boolean downstreamInputShut;
 
     /** Names of the downstream handlers that the tunnel replaces. */
@@ -81,7 +82,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
         if (connect.decision().tunnelMode() == TunnelMode.INTERCEPT) {
             // The record says what the decision made of the tunnel, also when it is refused before the
             // interception starts: never "tunnel", which would read as a blind relay.
-            connect.audit().tlsMode("intercept");
+            connect.audit().tlsMode(dev.sluice.proxy.audit.TlsMode.INTERCEPT);
         }
         if (connect.decision().tunnelMode() == TunnelMode.INTERCEPT && context.interception() == null) {
             // Fail closed: an inspected host is never relayed blind.

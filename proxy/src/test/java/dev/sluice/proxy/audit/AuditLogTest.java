@@ -1,5 +1,6 @@
 package dev.sluice.proxy.audit;
 
+import dev.sluice.rules.decision.Decision;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -36,11 +37,11 @@ class AuditLogTest {
         List<AuditRecord> out = new ArrayList<>(1);
         new AuditEvent(out::add, Clock.systemUTC())
                 .extension("ext-" + (i % 8))
-                .listener("explicit")
+                .listener(Listener.EXPLICIT)
                 .method("GET")
                 .server("origin.test", 443)
                 .urlPath("/item/" + i + "?n=" + i)
-                .decision("allow")
+                .decision(Decision.allow("extensions.ext.allow[0]"))
                 .addBytesSent(i)
                 .emit();
         return out.get(0);
@@ -87,7 +88,7 @@ class AuditLogTest {
             List<String> keys = new ArrayList<>();
             json.fieldNames().forEachRemaining(keys::add);
             assertThat(keys).containsExactly("time", "event.id", "extension", "listener", "http.request.method",
-                    "server.address", "server.port", "url.path", "decision", "bytes.sent", "bytes.received",
+                    "server.address", "server.port", "url.path", "decision", "reason", "rule", "bytes.sent", "bytes.received",
                     "duration_ms", "prev_hash");
             assertThat(AuditFields.LINE).containsAll(keys);
             assertThat(json.get("url.path").asText()).endsWith("?n=***");

@@ -30,7 +30,7 @@ class AuditRecordTest {
                 "api.github.com", 443, "/repos?page=***", "intercept", "api.github.com", "allow", "allowlisted",
                 "extensions.github.allow[0]", "140.82.112.6", 200, 512, 4096, 37, redactions, "ok", "none", "public",
                 "granted", "alice", "once", List.of("openai", "github-token"), "inspect", 3L, 5L, "gpt-4o-mini",
-                12L, 40L, Map.of("template_injection", 1L), true, "h2");
+                12L, 40L, Map.of("template_injection", 1L), true, "h2", "upstream_failure");
     }
 
     static List<String> keys(JsonNode node) {

@@ -269,6 +269,25 @@ class AuditSuggestTest {
     }
 
     @Test
+    void anUpstreamFailureNeverSuggestsARule() throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        PolicySuggester suggester = new PolicySuggester(1);
+        // Report mode: the policy would have denied, then the dial failed; the record says so.
+        suggester.add(json.readTree("{\"extension\":\"agent\",\"decision\":\"would_deny\","
+                + "\"outcome\":\"upstream_failure\",\"reason\":\"upstream_connect_failed\","
+                + "\"server.address\":\"down.example.org\",\"server.port\":443,\"http.request.method\":\"CONNECT\","
+                + "\"tls.mode\":\"tunnel\"}"));
+        suggester.add(json.readTree("{\"extension\":\"agent\",\"decision\":\"would_deny\","
+                + "\"reason\":\"not_allowlisted\",\"server.address\":\"up.example.org\",\"server.port\":443,"
+                + "\"http.request.method\":\"CONNECT\",\"tls.mode\":\"tunnel\"}"));
+
+        PolicySuggester.Suggestion result = suggester.result();
+        assertThat(result.rules().get("agent")).extracting(PolicySuggester.SuggestedRule::host)
+                .containsExactly("up.example.org");
+        assertThat(result.considered()).isEqualTo(1);
+    }
+
+    @Test
     void idLikeSegmentsCollapseAndNamesDoNot() {
         assertThat(PolicySuggester.pathGlob("/v1/users/12345/repos?page=***")).isEqualTo("/v1/users/*/repos");
         assertThat(PolicySuggester.pathGlob("/objects/0123456789abcdef0123")).isEqualTo("/objects/*");

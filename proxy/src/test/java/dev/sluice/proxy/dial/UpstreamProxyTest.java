@@ -267,7 +267,8 @@ class UpstreamProxyTest {
         String answer = rawConnect("blind.test:" + origin.httpsPort());
         assertThat(answer).startsWith("HTTP/1.1 502").contains("X-Sluice-Reason: upstream_proxy_auth");
         JsonNode record = audited("reason", "upstream_proxy_auth");
-        assertThat(record.path("decision").asText()).isEqualTo("deny");
+        assertThat(record.path("decision").asText()).isEqualTo("allow");
+        assertThat(record.path("outcome").asText()).isEqualTo("upstream_failure");
         assertThat(record.path("http.response.status_code").asInt()).isEqualTo(502);
         assertThat(record.path("error").asText()).contains("407");
         CurlResult plain = Curl.run(List.of("-x", proxy(), "http://plain.test:" + origin.httpPort() + "/p407"));

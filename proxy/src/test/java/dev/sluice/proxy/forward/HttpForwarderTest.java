@@ -1,5 +1,6 @@
 package dev.sluice.proxy.forward;
 
+import dev.sluice.proxy.audit.Listener;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.proxy.audit.AuditEvent;
@@ -108,7 +109,7 @@ class HttpForwarderTest {
         HttpTarget target = TargetParser.parseAbsoluteForm("http://odd.test:8080" + path);
         HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, path);
         request.headers().set("Host", "odd.test:8080");
-        AuditEvent audit = new AuditEvent(records::add, Clock.systemUTC()).listener("explicit").method("GET")
+        AuditEvent audit = new AuditEvent(records::add, Clock.systemUTC()).listener(Listener.EXPLICIT).method("GET")
                 .scheme("http").server("odd.test", 8080).urlPath(path);
         return new ForwardRequest(request, target, Decision.allow("extensions.default.allow[0]"), policy, audit,
                 true, null);
@@ -161,7 +162,8 @@ class HttpForwarderTest {
         AuditRecord record = records.get(0);
         assertThat(record.reason()).isEqualTo("upstream_protocol_error");
         assertThat(record.statusCode()).isEqualTo(502);
-        assertThat(record.decision()).isEqualTo("deny");
+        assertThat(record.decision()).isEqualTo("allow");
+        assertThat(record.outcome()).isEqualTo("upstream_failure");
         assertThat(record.error()).isEqualTo("malformed response head from upstream");
         down.finishAndReleaseAll();
     }

@@ -132,7 +132,8 @@ class MalformedResponseTest {
                 assertThat(next.body()).isEqualTo("fine");
             }
             JsonNode record = awaitRecord(path);
-            assertThat(record.path("decision").asText()).isEqualTo("deny");
+            assertThat(record.path("decision").asText()).isEqualTo("allow");
+            assertThat(record.path("outcome").asText()).isEqualTo("upstream_failure");
             assertThat(record.path("reason").asText()).isEqualTo("upstream_protocol_error");
             assertThat(record.path("http.response.status_code").asInt()).isEqualTo(502);
             assertThat(record.path("error").asText()).isEqualTo("malformed response head from upstream");

@@ -2,6 +2,7 @@ package dev.sluice.proxy.request;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.audit.AuditRecord;
 import dev.sluice.proxy.core.ConnectionLimits;
@@ -203,7 +204,7 @@ class RequestPhaseAnswersTest {
         assertThat(handedOn).first().isInstanceOfSatisfying(ConnectRequest.class, connect -> {
             assertThat(connect.decision().tunnelMode()).isEqualTo(TunnelMode.INTERCEPT);
             assertThat(connect.decision().permits()).isTrue();
-            assertThat(connect.listener()).isEqualTo("explicit");
+            assertThat(connect.listener()).isEqualTo(Listener.EXPLICIT);
         });
         assertThat(ch.pipeline().get(HttpPipeline.DECODER)).as("raw bytes from here on").isNull();
         ch.finishAndReleaseAll();

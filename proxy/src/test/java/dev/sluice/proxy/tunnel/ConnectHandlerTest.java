@@ -1,5 +1,6 @@
 package dev.sluice.proxy.tunnel;
 
+import dev.sluice.proxy.audit.Listener;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.proxy.audit.AuditEvent;
@@ -83,7 +84,7 @@ class ConnectHandlerTest {
         AuditEvent audit = new AuditEvent(records::add, Clock.systemUTC()).extension("default").method("CONNECT")
                 .server(target.host(), target.port());
         ch.writeInbound(new ConnectRequest(target, decision, policy, audit, context.traffic(policy, ext, decision),
-                "default", "explicit"));
+                "default", Listener.EXPLICIT));
         ch.runPendingTasks();
 
         StringBuilder answer = new StringBuilder();

@@ -69,6 +69,24 @@ public final class BuiltinRules {
     /** {@code limits.idle_timeout} ({@link Reason#IDLE_TIMEOUT}). */
     public static final String IDLE_TIMEOUT = "limits.idle_timeout";
 
+    /** A credential detector found a secret in an inspected body ({@link Reason#CREDENTIAL_DETECTED}, {@link Reason#SIGNED_BODY}). */
+    public static final String REDACTION = "redaction";
+
+    /** Returns the rule id of an approval granted for {@code scope} ({@code once}, {@code session}, {@code always}): {@code approval.<scope>}. */
+    public static String approval(String scope) {
+        return "approval." + scope;
+    }
+
+    /** Returns the rule id of the red-flag rule {@code id} ({@link Reason#RED_FLAG}): {@code red_flags.<id>}. */
+    public static String redFlag(String id) {
+        return "red_flags." + id;
+    }
+
+    /** Returns the rule id of a refusal over the credential {@code name}'s placeholder: {@code credentials.<name>}. */
+    public static String credential(String name) {
+        return "credentials." + name;
+    }
+
     private BuiltinRules() {
     }
 }

@@ -120,6 +120,22 @@ public enum Reason {
         return label;
     }
 
+    /**
+     * Answers whether this reason is an upstream failure: the policy let the traffic through and the
+     * network or the origin failed it (DNS gave no answer, the dial or the parent proxy failed or timed
+     * out, the upstream TLS handshake failed for a reason other than a pin, the origin answered
+     * something Sluice cannot relay). Such a record keeps the policy's {@code decision} and says
+     * {@code outcome: upstream_failure} (docs/audit.md). {@link #PIN_MISMATCH} is not one: it is the
+     * policy's {@code inspect.<host>.pins} refusing the certificate the origin showed, a denial.
+     */
+    public boolean upstreamFailure() {
+        return switch (this) {
+            case UPSTREAM_TLS_FAILED, UPSTREAM_CONNECT_FAILED, UPSTREAM_PROXY_AUTH, UPSTREAM_PROXY_FAILED,
+                    UPSTREAM_PROTOCOL_ERROR, DNS_FAILURE, UPSTREAM_TIMEOUT -> true;
+            default -> false;
+        };
+    }
+
     /** Returns the HTTP status Sluice answers with for this reason, or 0 when it answers otherwise. */
     public int httpStatus() {
         return httpStatus;
