@@ -661,6 +661,18 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     // ---- responses from upstream --------------------------------------------------------------
 
+    /**
+     * Bytes an origin sent after a response, in the read that ended it: nothing of them is relayed and
+     * the connection is closed, never reused. An exchange already sent on it (a pipelined request taken
+     * up at once) is then handled as on any reused connection that closes before answering: an
+     * idempotent request without a body is sent again on a new connection, anything else gets 502.
+     */
+    private void onUnsolicited(Channel from, HttpObject msg) {
+        ReferenceCountUtil.release(msg);
+        log.debug("upstream {} sent bytes after a complete response; closing it", from.remoteAddress());
+        from.close();
+    }
+
     private void onResponse(Channel from, HttpObject msg) {
         if (from != upstream || current == null) {
             // Bytes from an origin with no exchange in progress: it is not speaking HTTP/1.1 correctly.
@@ -829,6 +841,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ForwardRequest done = current;
         current = null;
         done.audit().emit();
+        UpstreamResponseHandler reader = upstream == null ? null : upstream.pipeline().get(UpstreamResponseHandler.class);
+        if (reader != null) {
+            reader.responseEndedAt = reader.reads;
+        }
         if (upstreamStream || !upstreamKeepAlive || !requestComplete) {
             // An h2 stream ends with its exchange (the connection stays for the next one).
             closeUpstream();
@@ -1033,14 +1049,31 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     /** Relays the upstream side's events to the forwarder, on the same event loop. */
     private final class UpstreamResponseHandler extends ChannelInboundHandlerAdapter {
+        /** Reads of this connection completed so far (counted at each {@code channelReadComplete}). */
+        private int reads;
+        /** The read in which the last response on this connection ended; -1 before any. */
+        private int responseEndedAt = -1;
 
         @Override
         public void channelRead(ChannelHandlerContext uctx, Object msg) {
             if (msg instanceof HttpObject object) {
+                if (responseEndedAt == reads) {
+                    // More bytes in the very read that ended a response: the origin sent them before it
+                    // could have seen another request. Never the answer to the next one (RFC 9112
+                    // section 9.3.2): the connection is done.
+                    onUnsolicited(uctx.channel(), object);
+                    return;
+                }
                 onResponse(uctx.channel(), object);
             } else {
                 ReferenceCountUtil.release(msg);
             }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext uctx) {
+            reads++;
+            uctx.fireChannelReadComplete();
         }
 
         @Override
