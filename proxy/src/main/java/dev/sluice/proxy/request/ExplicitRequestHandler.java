@@ -294,6 +294,14 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             }
         }
         if (refusal != null) {
+            // The record still names who sent it when the head was parsed whole (a framing refusal, a
+            // repeated Host) and carries one identity; a repeated Proxy-Authorization names no one.
+            boolean headParsed = !result.isFailure()
+                    || result.cause() instanceof StrictRequestDecoder.AmbiguousFramingException;
+            if (headParsed && refusal.decision().reason() != Reason.UNKNOWN_EXTENSION
+                    && SingleFields.identitySingle(request.headers())) {
+                front.identify(policy, request).ifPresent(e -> audit.extension(e.name()));
+            }
             refuse(ctx, request, audit, refusal.decision(), refusal.close(), refusal.detail());
             return;
         }

@@ -45,6 +45,11 @@ final class SingleFields {
         return null;
     }
 
+    /** True when {@code Proxy-Authorization} is absent or one value without a comma: it may name who sent the request. */
+    static boolean identitySingle(HttpHeaders headers) {
+        return single(headers.getAll(HttpHeaderNames.PROXY_AUTHORIZATION));
+    }
+
     /** True for no value, or one value without a comma. */
     private static boolean single(List<String> values) {
         return values.size() < 2 && (values.isEmpty() || values.get(0).indexOf(',') < 0);

@@ -126,6 +126,29 @@ class OneIdentityTest {
                 + "Host: origin.test, other.test\r\n\r\n");
     }
 
+    @Test
+    void aRepeatedHostFromAnIdentifiedExtensionIsRecordedUnderThatExtension() throws IOException {
+        String path = "/host-twice-named-" + counter.incrementAndGet();
+        assertMalformed(path, "GET http://origin.test:" + origin.port() + path + " HTTP/1.1\r\n"
+                + "Proxy-Authorization: " + basic("alpha", ALPHA_TOKEN) + "\r\n"
+                + "Host: origin.test\r\nHost: other.test\r\n\r\n");
+        assertThat(awaitRecord(path).path("extension").asText()).isEqualTo("alpha");
+    }
+
+    @Test
+    void contentLengthWithTransferEncodingFromAnIdentifiedExtensionNamesIt() throws IOException {
+        String path = "/cl-te-named-" + counter.incrementAndGet();
+        RawHttp.Response response = send("POST http://origin.test:" + origin.port() + path + " HTTP/1.1\r\n"
+                + "Host: origin.test\r\nProxy-Authorization: " + basic("beta", BETA_TOKEN) + "\r\n"
+                + "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+        assertThat(response.status()).isEqualTo(400);
+        JsonNode record = org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> sluice.audit().stream().filter(r -> "ambiguous_framing".equals(r.path("reason").asText(null)))
+                        .findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("extension").asText()).isEqualTo("beta");
+        assertThat(record.toString()).doesNotContain(BETA_TOKEN);
+    }
+
     private void assertRefusedAsNoOne(String request) throws IOException {
         String path = request.substring(request.indexOf(String.valueOf(origin.port())) + String.valueOf(origin.port()).length(),
                 request.indexOf(" HTTP/1.1"));
