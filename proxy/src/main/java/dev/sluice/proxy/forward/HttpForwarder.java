@@ -117,15 +117,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private final ProxyContext context;
     private final @Nullable UpstreamTls upstreamTls;
     private @Nullable ChannelHandlerContext ctx;
-    private @Nullable Throwable upstreamFailure;
-    private @Nullable PinResult upstreamPin;
-    /** The TLS handshake failure of an upstream connection no request was waiting for yet. */
-    private @Nullable Throwable upstreamHandshakeFailure;
+    /** The upstream connection of the exchange (or kept after it) and what is known of it. */
+    private final UpstreamLeg leg = new UpstreamLeg();
 
-    private @Nullable Channel upstream;
-    private @Nullable ByteCounter upstreamCounter;
-    private @Nullable String upstreamAuthority;
-    private @Nullable Policy upstreamPolicy;
 
     private @Nullable ForwardRequest current;
     /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
@@ -193,13 +187,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         installUpstreamHandlers(channel, target);
-        upstream = channel;
-        upstreamExchanges = 0;
-        upstreamCounter = counter;
-        upstreamAuthority = target.authority();
-        upstreamPolicy = policy;
-        upstreamFailure = null;
-        upstreamHandshakeFailure = null;
+        leg.channel = channel;
+        leg.exchanges = 0;
+        leg.counter = counter;
+        leg.authority = target.authority();
+        leg.policy = policy;
+        leg.failure = null;
+        leg.handshakeFailure = null;
         Reads.setAutoRead(channel, true);
     }
 
@@ -287,45 +281,39 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         responseStarted = false;
         interimResponse = false;
         upstreamKeepAlive = false;
-        onReusedUpstream = false;
+        leg.reused = false;
         replayed = false;
         responseBegun = false;
         requestBodyBytes = 0;
         closeDownstream = !request.downstreamKeepAlive();
         String authority = request.target().target().authority();
-        if (pool != null && upstream == null && upstreamHandshakeFailure == null) {
+        if (pool != null && leg.channel == null && leg.handshakeFailure == null) {
             UpstreamPool.Parked parked = pool.take(authority, request.policy());
             if (parked != null) {
                 // The connection's TLS (with its pin check) and HTTP codec stay; its events come here now.
                 parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
-                upstream = parked.channel();
-                upstreamCounter = parked.counter();
-                upstreamAuthority = parked.authority();
-                upstreamPolicy = parked.policy();
-                upstreamPin = parked.pin();
-                upstreamFailure = null;
-                upstreamExchanges = 1; // parked after an exchange: a reused connection
-                Reads.setAutoRead(upstream, true);
+                leg.attachParked(parked); // parked after an exchange: a reused connection
+                Reads.setAutoRead(leg.channel, true);
             }
         }
-        if (upstream != null && upstream.isActive() && authority.equals(upstreamAuthority)
-                && request.policy() == upstreamPolicy) {
-            onReusedUpstream = upstreamExchanges > 0;
-            upstreamCounter.attach(request.audit(), request.traffic());
-            request.audit().peerAddress(peerAddress(upstream));
-            if (upstreamPin != null) {
-                request.audit().pin(upstreamPin);
+        if (leg.channel != null && leg.channel.isActive() && authority.equals(leg.authority)
+                && request.policy() == leg.policy) {
+            leg.reused = leg.exchanges > 0;
+            leg.counter.attach(request.audit(), request.traffic());
+            request.audit().peerAddress(peerAddress(leg.channel));
+            if (leg.pin != null) {
+                request.audit().pin(leg.pin);
             }
             recordUpstreamProtocol(request);
-            upstream.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            leg.channel.writeAndFlush(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             return;
         }
-        if (upstreamHandshakeFailure != null && authority.equals(upstreamAuthority)
-                && request.policy() == upstreamPolicy) {
+        if (leg.handshakeFailure != null && authority.equals(leg.authority)
+                && request.policy() == leg.policy) {
             // The connection this forwarder adopted failed its TLS handshake before the request came
             // (a pin mismatch, an untrusted chain): that is the answer, not a second handshake.
-            Throwable failure = upstreamHandshakeFailure;
-            upstreamHandshakeFailure = null;
+            Throwable failure = leg.handshakeFailure;
+            leg.handshakeFailure = null;
             closeUpstream();
             refuse(UpstreamFailures.classify(failure), "upstream TLS: " + failure.getClass().getSimpleName());
             return;
@@ -372,9 +360,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             }
             return;
         }
-        UpstreamAlpn.Negotiated leg = f.getNow();
+        UpstreamAlpn.Negotiated negotiated = f.getNow();
         String authority = request.target().target().authority();
-        if (leg.h2() != null) {
+        if (negotiated.h2() != null) {
             if (own != null && own.dialled()) {
                 // The connection is shared now: its bytes outside the streams (frame headers, HPACK,
                 // SETTINGS) count for the extension, not in this exchange's record. (The CONNECT's
@@ -383,8 +371,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             }
             if (!wanted) {
                 releasePending();
-            } else if (leg.h2().serves(authority, request.policy()) && leg.h2().usable()) {
-                openStream(request, leg.h2(), own == null);
+            } else if (negotiated.h2().serves(authority, request.policy()) && negotiated.h2().usable()) {
+                openStream(request, negotiated.h2(), own == null);
             } else {
                 dial(request);
             }
@@ -400,7 +388,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         if (!wanted || !own.channel().isActive() || !own.authority().equals(authority)
                 || own.policy() != request.policy()) {
-            parkOrClose(own, leg);
+            parkOrClose(own, negotiated);
             if (wanted) {
                 connectHttp1(request);
             } else {
@@ -409,32 +397,25 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         own.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
-        upstream = own.channel();
-        upstreamExchanges = 0;
-        upstreamFailure = null;
-        upstreamHandshakeFailure = null;
-        upstreamPin = leg.pin();
-        upstreamCounter = own.counter();
-        upstreamCounter.attach(request.audit(), request.traffic());
-        upstreamAuthority = own.authority();
-        upstreamPolicy = own.policy();
-        request.audit().pin(leg.pin());
-        request.audit().peerAddress(peerAddress(upstream));
+        leg.attach(own.channel(), own.counter(), own.authority(), own.policy(), negotiated.pin(), 0);
+        leg.counter.attach(request.audit(), request.traffic());
+        request.audit().pin(negotiated.pin());
+        request.audit().peerAddress(peerAddress(leg.channel));
         sendRequest(request);
     }
 
     /** Puts {@code upstream.protocol} in an intercepted exchange's record: h2 on a stream, else http/1.1. */
     private void recordUpstreamProtocol(ForwardRequest request) {
         if (upstreamTls != null) {
-            request.audit().upstreamProtocol(upstreamStream ? "h2" : "http/1.1");
+            request.audit().upstreamProtocol(leg.stream ? "h2" : "http/1.1");
         }
     }
 
     /** An HTTP/1.1 connection of this forwarder that no exchange of its takes: to the pool, or closed. */
-    private void parkOrClose(Owned own, UpstreamAlpn.Negotiated leg) {
+    private void parkOrClose(Owned own, UpstreamAlpn.Negotiated negotiated) {
         if (pool != null && own.channel().isActive()) {
             own.counter().attach(null, null);
-            pool.park(new UpstreamPool.Parked(own.channel(), own.counter(), own.authority(), own.policy(), leg.pin()));
+            pool.park(new UpstreamPool.Parked(own.channel(), own.counter(), own.authority(), own.policy(), negotiated.pin()));
         } else {
             own.channel().close();
         }
@@ -469,20 +450,14 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
-        upstream = parked.channel();
-        upstreamCounter = parked.counter();
-        upstreamAuthority = parked.authority();
-        upstreamPolicy = parked.policy();
-        upstreamPin = parked.pin();
-        upstreamFailure = null;
-        upstreamExchanges = 1;
-        onReusedUpstream = true;
-        upstreamCounter.attach(request.audit(), request.traffic());
-        request.audit().peerAddress(peerAddress(upstream));
-        if (upstreamPin != null) {
-            request.audit().pin(upstreamPin);
+        leg.attachParked(parked);
+        leg.reused = true;
+        leg.counter.attach(request.audit(), request.traffic());
+        request.audit().peerAddress(peerAddress(leg.channel));
+        if (leg.pin != null) {
+            request.audit().pin(leg.pin);
         }
-        Reads.setAutoRead(upstream, true);
+        Reads.setAutoRead(leg.channel, true);
         sendRequest(request);
     }
 
@@ -512,16 +487,9 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                         refuse(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM), null);
                         return;
                     }
-                    upstream = f.getNow();
-                    upstreamStream = true;
-                    upstreamExchanges = reused ? 1 : 0;
-                    onReusedUpstream = reused;
-                    upstreamFailure = null;
-                    upstreamHandshakeFailure = null;
-                    upstreamPin = conn.pin();
-                    upstreamCounter = streamCounter;
-                    upstreamAuthority = conn.authority();
-                    upstreamPolicy = conn.policy();
+                    leg.attach(f.getNow(), streamCounter, conn.authority(), conn.policy(), conn.pin(), reused ? 1 : 0);
+                    leg.stream = true;
+                    leg.reused = reused;
                     request.audit().pin(conn.pin());
                     request.audit().peerAddress(peerAddress(conn.channel()));
                     sendRequest(request);
@@ -579,36 +547,29 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                     new Owned(dialed.channel(), counter, authority, request.policy(), negotiation, true));
             return;
         }
-        upstream = dialed.channel();
-        upstreamExchanges = 0;
-        upstreamFailure = null;
-        upstreamHandshakeFailure = null;
-        upstreamPin = null;
-        upstreamCounter = counter;
-        upstreamAuthority = request.target().target().authority();
-        upstreamPolicy = request.policy();
+        leg.attach(dialed.channel(), counter, request.target().target().authority(), request.policy(), null, 0);
         request.audit().peerAddress(dialed.remote().getAddress().getHostAddress());
         sendRequest(request);
     }
 
-    /** Writes the request head, the body held so far, and starts relaying on {@link #upstream}. */
+    /** Writes the request head, the body held so far, and starts relaying on the upstream leg's channel. */
     private void sendRequest(ForwardRequest request) {
         recordUpstreamProtocol(request);
-        if (upstreamStream && Boolean.TRUE.equals(ctx.channel().attr(H2Upstreams.TE_TRAILERS).get())) {
+        if (leg.stream && Boolean.TRUE.equals(ctx.channel().attr(H2Upstreams.TE_TRAILERS).get())) {
             request.request().headers().set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
         }
-        upstream.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        leg.channel.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         while (!pendingBody.isEmpty()) {
-            upstream.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            leg.channel.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
         if (replayed && requestComplete) {
             // The replayed request has no body: its end is all that is left to send.
-            upstream.write(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            leg.channel.write(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
-        upstream.flush();
-        Reads.setAutoRead(upstream, true);
+        leg.channel.flush();
+        Reads.setAutoRead(leg.channel, true);
         if (!requestComplete) {
-            Reads.setAutoRead(ctx.channel(), upstream.isWritable());
+            Reads.setAutoRead(ctx.channel(), leg.channel.isWritable());
         }
     }
 
@@ -630,12 +591,12 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             pendingBody.add(content);
             return;
         }
-        if (upstream == null || !upstream.isActive()) {
+        if (leg.channel == null || !leg.channel.isActive()) {
             content.release();
             return;
         }
-        upstream.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        if (!requestComplete && !upstream.isWritable()) {
+        leg.channel.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        if (!requestComplete && !leg.channel.isWritable()) {
             Reads.setAutoRead(ctx.channel(), false);
         }
     }
@@ -674,7 +635,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     private void onResponse(Channel from, HttpObject msg) {
-        if (from != upstream || current == null) {
+        if (from != leg.channel || current == null) {
             // Bytes from an origin with no exchange in progress: it is not speaking HTTP/1.1 correctly.
             ReferenceCountUtil.release(msg);
             from.close();
@@ -797,11 +758,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ForwardRequest request = current;
         current = null;
         responseStarted = true;
-        Channel up = upstream;
-        upstream = null;
-        upstreamCounter = null;
-        upstreamAuthority = null;
-        upstreamPolicy = null;
+        Channel up = leg.detach();
         WebSocketSwitch.start(ctx, request, response, up, clientExtensions, originDeflate);
     }
 
@@ -824,8 +781,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        if (upstream != null && !ctx.channel().isWritable()) {
-            Reads.setAutoRead(upstream, false);
+        if (leg.channel != null && !ctx.channel().isWritable()) {
+            Reads.setAutoRead(leg.channel, false);
         }
         if (!last) {
             return;
@@ -841,24 +798,18 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ForwardRequest done = current;
         current = null;
         done.audit().emit();
-        UpstreamResponseHandler reader = upstream == null ? null : upstream.pipeline().get(UpstreamResponseHandler.class);
+        UpstreamResponseHandler reader = leg.channel == null ? null : leg.channel.pipeline().get(UpstreamResponseHandler.class);
         if (reader != null) {
             reader.responseEndedAt = reader.reads;
         }
-        if (upstreamStream || !upstreamKeepAlive || !requestComplete) {
+        if (leg.stream || !upstreamKeepAlive || !requestComplete) {
             // An h2 stream ends with its exchange (the connection stays for the next one).
             closeUpstream();
-        } else if (upstreamCounter != null) {
-            upstreamExchanges++;
-            upstreamCounter.attach(null, null);
-            if (pool != null && upstream != null && upstream.isActive()) {
-                UpstreamPool.Parked parked = new UpstreamPool.Parked(upstream, upstreamCounter, upstreamAuthority,
-                        upstreamPolicy, upstreamPin);
-                upstream = null;
-                upstreamCounter = null;
-                upstreamAuthority = null;
-                upstreamPolicy = null;
-                pool.park(parked);
+        } else if (leg.counter != null) {
+            leg.exchanges++;
+            leg.counter.attach(null, null);
+            if (pool != null && leg.channel != null && leg.channel.isActive()) {
+                pool.park(leg.park());
             }
         }
         if (closeDownstream) {
@@ -923,24 +874,24 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     private void onUpstreamInactive(Channel channel) {
-        if (channel != upstream) {
+        if (channel != leg.channel) {
             return;
         }
-        upstream = null;
-        upstreamCounter = null;
+        leg.channel = null;
+        leg.counter = null;
         if (current != null && !dialing && replayable()) {
             log.debug("reused upstream {} closed before answering {} {}: sending it again on a new connection",
-                    channel.remoteAddress(), current.request().method(), upstreamAuthority);
+                    channel.remoteAddress(), current.request().method(), leg.authority);
             replayed = true;
-            onReusedUpstream = false;
-            upstreamFailure = null;
-            upstreamAuthority = null;
-            upstreamPolicy = null;
+            leg.reused = false;
+            leg.failure = null;
+            leg.authority = null;
+            leg.policy = null;
             dial(current);
             return;
         }
         if (current != null && !dialing) {
-            Throwable failure = upstreamFailure;
+            Throwable failure = leg.failure;
             current.audit().error(failure == null ? "upstream closed before the response ended"
                     : "upstream: " + failure.getClass().getSimpleName()
                     + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
@@ -954,37 +905,33 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * 9.2.2) and whole, with an empty body, and it was not sent again already.
      */
     private boolean replayable() {
-        return onReusedUpstream && !replayed && !responseBegun && requestComplete && requestBodyBytes == 0
+        return leg.reused && !replayed && !responseBegun && requestComplete && requestBodyBytes == 0
                 && IDEMPOTENT_METHODS.contains(current.request().method().name());
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {
-        if (channel != upstream) {
+        if (channel != leg.channel) {
             return;
         }
         if (!event.isSuccess()) {
-            upstreamFailure = event.cause();
+            leg.failure = event.cause();
             if (current == null) {
-                upstreamHandshakeFailure = event.cause();
+                leg.handshakeFailure = event.cause();
             }
             return;
         }
         SslHandler tls = channel.pipeline().get(SslHandler.class);
-        upstreamPin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
+        leg.pin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
                 .map(check -> check.result()).orElse(PinResult.NONE);
-        if (current != null && upstreamPin != null) {
-            current.audit().pin(upstreamPin);
+        if (current != null && leg.pin != null) {
+            current.audit().pin(leg.pin);
         }
     }
 
     private void closeUpstream() {
-        upstreamStream = false;
-        if (upstream != null) {
-            Channel old = upstream;
-            upstream = null;
-            upstreamCounter = null;
-            upstreamAuthority = null;
-            upstreamPolicy = null;
+        leg.stream = false;
+        Channel old = leg.detach();
+        if (old != null) {
             old.close();
         }
     }
@@ -1004,8 +951,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (ctx.channel().isWritable() && upstream != null) {
-            Reads.setAutoRead(upstream, true);
+        if (ctx.channel().isWritable() && leg.channel != null) {
+            Reads.setAutoRead(leg.channel, true);
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -1078,7 +1025,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext uctx) {
-            if (uctx.channel().isWritable() && uctx.channel() == upstream && !requestComplete) {
+            if (uctx.channel().isWritable() && uctx.channel() == leg.channel && !requestComplete) {
                 Reads.setAutoRead(ctx.channel(), true);
             }
         }
@@ -1099,8 +1046,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         @Override
         public void exceptionCaught(ChannelHandlerContext uctx, Throwable cause) {
             log.debug("upstream {} failed: {}", uctx.channel().remoteAddress(), cause.toString());
-            if (uctx.channel() == upstream && upstreamFailure == null) {
-                upstreamFailure = cause;
+            if (uctx.channel() == leg.channel && leg.failure == null) {
+                leg.failure = cause;
             }
             uctx.close();
         }
