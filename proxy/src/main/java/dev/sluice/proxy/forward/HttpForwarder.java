@@ -132,10 +132,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean upstreamKeepAlive;
     private boolean closeDownstream;
     private boolean lingering;
-    /** Exchanges the current upstream connection completed (0: it has not answered anything yet). */
-    private int upstreamExchanges;
-    /** The current request was written on a connection kept from an earlier exchange. */
-    private boolean onReusedUpstream;
     /** The current request was already sent again after its reused connection closed. */
     private boolean replayed;
     /** Any response head (interim included) arrived for the current request. */
@@ -148,8 +144,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private H2Upstreams h2;
     /** How fresh upstream connections speak TLS when {@link #h2} is set (ALPN h2, http/1.1). */
     private UpstreamTls h2Tls;
-    /** The current upstream is a stream of an h2 upstream connection (closed after each exchange). */
-    private boolean upstreamStream;
     /** With {@link #h2}: the adopted connection, its handshake under way, until a request claims it. */
     private Owned adopted;
 
