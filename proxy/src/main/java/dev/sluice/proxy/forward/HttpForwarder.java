@@ -48,7 +48,6 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
-import java.util.ArrayDeque;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,8 +123,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private @Nullable ForwardRequest current;
     /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
     private @Nullable String clientExtensions;
-    private boolean dialing;
-    private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
+    /** The request body held while an upstream channel is dialled or negotiated, and its byte count. */
+    private final RequestBodyHold body = new RequestBodyHold();
     private boolean requestComplete;
     private boolean responseStarted;
     private boolean interimResponse;
@@ -136,8 +135,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private boolean replayed;
     /** Any response head (interim included) arrived for the current request. */
     private boolean responseBegun;
-    /** Body bytes of the current request seen so far. */
-    private long requestBodyBytes;
     /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
     private @Nullable UpstreamPool pool;
     /** HTTP/2 streams of an h2 client: upstream connections offer h2 and are shared here; else null. */
@@ -278,7 +275,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         leg.reused = false;
         replayed = false;
         responseBegun = false;
-        requestBodyBytes = 0;
+        body.startExchange();
         closeDownstream = !request.downstreamKeepAlive();
         String authority = request.target().target().authority();
         if (pool != null && leg.channel == null && leg.handshakeFailure == null) {
@@ -327,7 +324,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     /** Waits (reading paused, body queued) for the handshake of an upstream connection, then {@link #onNegotiated}. */
     private void awaitNegotiation(ForwardRequest request, Future<UpstreamAlpn.Negotiated> negotiation, Owned own) {
-        dialing = true;
+        body.startWaiting();
         Reads.setAutoRead(ctx.channel(), false);
         negotiation.addListener(f -> onNegotiated(request, negotiation, own));
     }
@@ -339,13 +336,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * upstream; another forwarder's means an HTTP/1.1 origin, so an idle connection or a dial.
      */
     private void onNegotiated(ForwardRequest request, Future<UpstreamAlpn.Negotiated> f, Owned own) {
-        dialing = false;
+        body.stopWaiting();
         boolean wanted = current == request && ctx.channel().isActive();
         if (!f.isSuccess()) {
             if (own != null) {
                 own.channel().close();
             }
-            releasePending();
+            body.release();
             if (wanted) {
                 Throwable cause = f.cause();
                 request.audit().error("upstream: " + cause.getClass().getSimpleName()
@@ -364,7 +361,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 own.counter().fallback(null, request.traffic());
             }
             if (!wanted) {
-                releasePending();
+                body.release();
             } else if (negotiated.h2().serves(authority, request.policy()) && negotiated.h2().usable()) {
                 openStream(request, negotiated.h2(), own == null);
             } else {
@@ -376,7 +373,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             if (wanted) {
                 connectHttp1(request);
             } else {
-                releasePending();
+                body.release();
             }
             return;
         }
@@ -386,7 +383,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             if (wanted) {
                 connectHttp1(request);
             } else {
-                releasePending();
+                body.release();
             }
             return;
         }
@@ -460,23 +457,23 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * count into the exchange's record (the connection's own bytes count for the extension).
      */
     private void openStream(ForwardRequest request, H2Upstream conn, boolean reused) {
-        dialing = true;
+        body.startWaiting();
         Reads.setAutoRead(ctx.channel(), false);
         ByteCounter streamCounter = new ByteCounter();
         streamCounter.attach(request.audit(), null);
         UpstreamResponseHandler response = new UpstreamResponseHandler();
         conn.openStream(streamCounter, response).addListener(
                 (Future<io.netty.handler.codec.http2.Http2StreamChannel> f) -> {
-                    dialing = false;
+                    body.stopWaiting();
                     if (current != request || !ctx.channel().isActive()) {
                         if (f.isSuccess()) {
                             f.getNow().close();
                         }
-                        releasePending();
+                        body.release();
                         return;
                     }
                     if (!f.isSuccess()) {
-                        releasePending();
+                        body.release();
                         request.audit().error("h2 upstream stream: " + f.cause().getClass().getSimpleName());
                         refuse(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM), null);
                         return;
@@ -492,7 +489,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     /** Dials a fresh upstream connection for {@code request}; {@link #onDialed} sends it. */
     private void dial(ForwardRequest request) {
-        dialing = true;
+        body.startWaiting();
         Reads.setAutoRead(ctx.channel(), false);
         io.netty.util.concurrent.Promise<UpstreamAlpn.Negotiated> negotiation =
                 h2 == null ? null : ctx.channel().eventLoop().newPromise();
@@ -515,19 +512,19 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private void onDialed(ForwardRequest request, ByteCounter counter, Future<Dialed> f,
                           Future<UpstreamAlpn.Negotiated> negotiation) {
-        dialing = false;
+        body.stopWaiting();
         if (current != request || !ctx.channel().isActive()) {
             if (f.isSuccess()) {
                 f.getNow().channel().close();
             }
-            releasePending();
+            body.release();
             return;
         }
         if (!f.isSuccess()) {
             Throwable cause = f.cause();
             Decision denial = cause instanceof DialFailure failure
                     ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
-            releasePending();
+            body.release();
             refuse(denial, cause instanceof DialFailure ? cause.getMessage() : "connect failed");
             return;
         }
@@ -553,8 +550,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             request.request().headers().set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
         }
         leg.channel.write(request.request()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        while (!pendingBody.isEmpty()) {
-            leg.channel.write(pendingBody.poll()).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        for (HttpContent held = body.poll(); held != null; held = body.poll()) {
+            leg.channel.write(held).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
         if (replayed && requestComplete) {
             // The replayed request has no body: its end is all that is left to send.
@@ -571,7 +568,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (content instanceof LastHttpContent) {
             requestComplete = true;
         }
-        requestBodyBytes += content.content().readableBytes();
+        body.count(content);
         if (current == null) {
             // The exchange already ended (refused or answered early): the rest of the body is dropped.
             content.release();
@@ -581,8 +578,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             }
             return;
         }
-        if (dialing) {
-            pendingBody.add(content);
+        if (body.waiting()) {
+            body.hold(content);
             return;
         }
         if (leg.channel == null || !leg.channel.isActive()) {
@@ -603,7 +600,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      */
     private void onClientClosedMidBody(ExchangeControl.ClientClosedMidBody closed) {
         lingering = false;
-        releasePending();
+        body.release();
         ForwardRequest request = current;
         current = null;
         closeUpstream();
@@ -873,7 +870,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         leg.channel = null;
         leg.counter = null;
-        if (current != null && !dialing && replayable()) {
+        if (current != null && !body.waiting() && replayable()) {
             log.debug("reused upstream {} closed before answering {} {}: sending it again on a new connection",
                     channel.remoteAddress(), current.request().method(), leg.authority);
             replayed = true;
@@ -884,7 +881,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             dial(current);
             return;
         }
-        if (current != null && !dialing) {
+        if (current != null && !body.waiting()) {
             Throwable failure = leg.failure;
             current.audit().error(failure == null ? "upstream closed before the response ended"
                     : "upstream: " + failure.getClass().getSimpleName()
@@ -899,7 +896,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * 9.2.2) and whole, with an empty body, and it was not sent again already.
      */
     private boolean replayable() {
-        return leg.reused && !replayed && !responseBegun && requestComplete && requestBodyBytes == 0
+        return leg.reused && !replayed && !responseBegun && requestComplete && body.bodyBytes() == 0
                 && IDEMPOTENT_METHODS.contains(current.request().method().name());
     }
 
@@ -930,12 +927,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void releasePending() {
-        while (!pendingBody.isEmpty()) {
-            pendingBody.poll().release();
-        }
-    }
-
     private static String peerAddress(Channel channel) {
         return channel.remoteAddress() instanceof java.net.InetSocketAddress a
                 ? a.getAddress().getHostAddress() : String.valueOf(channel.remoteAddress());
@@ -961,7 +952,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             current.audit().emit();
             current = null;
         }
-        releasePending();
+        body.release();
         closeUpstream();
         releaseAdopted();
         ctx.fireChannelInactive();
