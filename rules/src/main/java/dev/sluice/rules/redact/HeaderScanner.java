@@ -102,20 +102,64 @@ public final class HeaderScanner {
     private static final java.util.regex.Pattern MARKER = java.util.regex.Pattern.compile("\\[REDACTED:([a-z0-9-]+)\\]");
 
     /**
+     * Query parameters that carry the provider's own authentication, skipped like
+     * {@link #PROVIDER_AUTH_HEADERS}: Google's {@code key}, AWS SigV4 presigned URLs
+     * ({@code X-Amz-Credential}, {@code X-Amz-Signature}, {@code X-Amz-Security-Token}) and Azure SAS
+     * {@code sig}. Compared case-insensitively, after percent-decoding the name.
+     */
+    public static final Set<String> PROVIDER_AUTH_PARAMETERS = Set.of("key", "x-amz-credential", "x-amz-signature",
+            "x-amz-security-token", "sig");
+
+    /**
      * Scans a request-target (path and query, RFC 9112 section 3.2) for credentials, as a header value is
-     * scanned. A credential is replaced by its marker with the marker's brackets and colon
-     * percent-encoded ({@code %5BREDACTED%3Agithub-pat%5D}), so that the target stays a valid URI
-     * (RFC 3986 section 2.2). Names are never skipped here.
+     * scanned: the path, then each query parameter except those named in {@link #PROVIDER_AUTH_PARAMETERS}.
+     * A credential is replaced by its marker with the marker's brackets and colon percent-encoded
+     * ({@code %5BREDACTED%3Agithub-pat%5D}), so that the target stays a valid URI (RFC 3986 section 2.2).
      */
     public TargetResult scanTarget(String target) {
         if (target == null || target.isEmpty()) {
             return new TargetResult(target, Map.of());
         }
-        Result r = scan(List.of(Map.entry("request-target", target)));
-        if (!r.hasFindings()) {
-            return new TargetResult(target, Map.of());
+        int q = target.indexOf('?');
+        List<String> parts = new ArrayList<>();
+        parts.add(q < 0 ? target : target.substring(0, q));
+        if (q >= 0) {
+            for (String param : target.substring(q + 1).split("&", -1)) {
+                parts.add(param);
+            }
         }
-        String redacted = MARKER.matcher(r.headers().get(0).getValue()).replaceAll("%5BREDACTED%3A$1%5D");
-        return new TargetResult(redacted, r.findings());
+        Map<String, Long> findings = new TreeMap<>();
+        StringBuilder out = new StringBuilder(target.length());
+        for (int i = 0; i < parts.size(); i++) {
+            String part = parts.get(i);
+            if (i == 1) {
+                out.append('?');
+            } else if (i > 1) {
+                out.append('&');
+            }
+            if (i > 0 && skippedParameter(part)) {
+                out.append(part);
+                continue;
+            }
+            Result r = scan(List.of(Map.entry("request-target", part)));
+            if (r.hasFindings()) {
+                r.findings().forEach((k, v) -> findings.merge(k, v, Long::sum));
+                out.append(MARKER.matcher(r.headers().get(0).getValue()).replaceAll("%5BREDACTED%3A$1%5D"));
+            } else {
+                out.append(part);
+            }
+        }
+        return findings.isEmpty() ? new TargetResult(target, Map.of()) : new TargetResult(out.toString(), findings);
+    }
+
+    private static boolean skippedParameter(String param) {
+        int eq = param.indexOf('=');
+        String name = eq < 0 ? param : param.substring(0, eq);
+        try {
+            name = java.net.URLDecoder.decode(name, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+        return eq >= 0 && PROVIDER_AUTH_PARAMETERS.contains(name.toLowerCase(Locale.ROOT));
     }
 }

@@ -53,4 +53,21 @@ class HeaderScannerTest {
         assertThat(SigV4.plan(RedactionAction.BLOCK, true)).isEqualTo(new SigV4.Plan(RedactionAction.BLOCK, Reason.CREDENTIAL_DETECTED));
         assertThat(SigV4.plan(RedactionAction.REDACT, false)).isEqualTo(new SigV4.Plan(RedactionAction.REDACT, Reason.CREDENTIAL_DETECTED));
     }
+
+    @org.junit.jupiter.api.Test
+    void aRequestTargetIsScannedExceptTheProvidersOwnAuthParameters() {
+        HeaderScanner scanner = new HeaderScanner(DetectorSet.builtins(), java.util.Set.of());
+        String pat = "ghp_" + "1A2b3C4d5E6f7G8h9I0jK1lM2nO3pQ4rS5tU";
+        String google = "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY";
+        String akid = "AKIA" + "IOSFODNN7QWERTYU";
+        HeaderScanner.TargetResult r = scanner.scanTarget("/repos/" + pat + "/x?token=" + pat + "&key=" + google
+                + "&X-Amz-Credential=" + akid + "%2F20261202%2Fus-east-1%2Fs3%2Faws4_request&flag");
+        org.assertj.core.api.Assertions.assertThat(r.target()).isEqualTo("/repos/%5BREDACTED%3Agithub-pat%5D/x?token="
+                + "%5BREDACTED%3Agithub-pat%5D&key=" + google + "&X-Amz-Credential=" + akid
+                + "%2F20261202%2Fus-east-1%2Fs3%2Faws4_request&flag");
+        org.assertj.core.api.Assertions.assertThat(r.findings()).containsExactly(java.util.Map.entry("github-pat", 2L));
+        org.assertj.core.api.Assertions.assertThat(scanner.scanTarget("/v1/models?key=" + google).hasFindings()).isFalse();
+        org.assertj.core.api.Assertions.assertThat(scanner.scanTarget("/v1/chat?" + google).target())
+                .as("a bare value is no provider parameter").doesNotContain(google);
+    }
 }
