@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -339,5 +340,63 @@ final class PolicyCursor {
             error(node.loc(), path + ": " + e.getMessage());
             return null;
         }
+    }
+
+    /**
+     * The {@code pattern} of a custom detector or red-flag rule at {@code m} (a {@code java.util.regex}
+     * expression), or null after reporting why it is missing or bad.
+     */
+    @org.jspecify.annotations.Nullable Pattern customPattern(MapNode m, String path) {
+        Pattern pattern = null;
+        Node patternNode = value(m, "pattern");
+        if (patternNode == null) {
+            error(m.loc(), path + ".pattern: missing (expected: a Java regular expression)");
+        } else {
+            String regex = string(patternNode, path + ".pattern");
+            if (regex != null) {
+                try {
+                    pattern = Pattern.compile(regex);
+                } catch (java.util.regex.PatternSyntaxException e) {
+                    error(patternNode.loc(), path + ".pattern: bad regular expression: " + e.getDescription()
+                            + " near index " + e.getIndex() + " (expected: java.util.regex syntax)");
+                }
+            }
+        }
+        return pattern;
+    }
+
+    /**
+     * The {@code keywords} of a custom detector or red-flag rule at {@code m}: 1 or more, lowercased,
+     * distinct, each 2..64 printable ASCII characters without spaces, quotes or backslashes; errors reported.
+     */
+    List<String> customKeywords(MapNode m, String path) {
+        List<String> keywords = new ArrayList<>();
+        Node keywordsNode = value(m, "keywords");
+        if (keywordsNode == null) {
+            error(m.loc(), path + ".keywords: missing (expected: a list of 1 or more strings found in every match)");
+        } else {
+            ListNode list = list(keywordsNode, path + ".keywords");
+            if (list != null) {
+                if (list.items().isEmpty()) {
+                    error(list.loc(), path + ".keywords: empty (expected: a list of 1 or more strings found in every match)");
+                }
+                for (int i = 0; i < list.items().size(); i++) {
+                    Node k = list.items().get(i);
+                    String kw = string(k, path + ".keywords[" + i + "]");
+                    if (kw == null) {
+                        continue;
+                    }
+                    String lower = kw.toLowerCase(Locale.ROOT);
+                    if (lower.length() < 2 || lower.length() > 64
+                            || !lower.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '"' && c != '\\')) {
+                        error(k.loc(), path + ".keywords[" + i + "]: " + kw
+                                + " (expected: 2..64 printable ASCII characters without spaces, quotes or backslashes)");
+                    } else if (!keywords.contains(lower)) {
+                        keywords.add(lower);
+                    }
+                }
+            }
+        }
+        return keywords;
     }
 }

@@ -145,48 +145,8 @@ final class RedactionSection {
                 }
             }
         }
-        Pattern pattern = null;
-        Node patternNode = value(m, "pattern");
-        if (patternNode == null) {
-            in.error(m.loc(), path + ".pattern: missing (expected: a Java regular expression)");
-        } else {
-            String regex = in.string(patternNode, path + ".pattern");
-            if (regex != null) {
-                try {
-                    pattern = Pattern.compile(regex);
-                } catch (java.util.regex.PatternSyntaxException e) {
-                    in.error(patternNode.loc(), path + ".pattern: bad regular expression: " + e.getDescription()
-                            + " near index " + e.getIndex() + " (expected: java.util.regex syntax)");
-                }
-            }
-        }
-        List<String> keywords = new ArrayList<>();
-        Node keywordsNode = value(m, "keywords");
-        if (keywordsNode == null) {
-            in.error(m.loc(), path + ".keywords: missing (expected: a list of 1 or more strings found in every match)");
-        } else {
-            ListNode list = in.list(keywordsNode, path + ".keywords");
-            if (list != null) {
-                if (list.items().isEmpty()) {
-                    in.error(list.loc(), path + ".keywords: empty (expected: a list of 1 or more strings found in every match)");
-                }
-                for (int i = 0; i < list.items().size(); i++) {
-                    Node k = list.items().get(i);
-                    String kw = in.string(k, path + ".keywords[" + i + "]");
-                    if (kw == null) {
-                        continue;
-                    }
-                    String lower = kw.toLowerCase(Locale.ROOT);
-                    if (lower.length() < 2 || lower.length() > 64
-                            || !lower.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '"' && c != '\\')) {
-                        in.error(k.loc(), path + ".keywords[" + i + "]: " + kw
-                                + " (expected: 2..64 printable ASCII characters without spaces, quotes or backslashes)");
-                    } else if (!keywords.contains(lower)) {
-                        keywords.add(lower);
-                    }
-                }
-            }
-        }
+        Pattern pattern = in.customPattern(m, path);
+        List<String> keywords = in.customKeywords(m, path);
         int maxLength = (int) in.integer(value(m, "max_length"), path + ".max_length", DEFAULT_CUSTOM_MAX_LENGTH, 1,
                 Detector.MAX_LENGTH_LIMIT);
         if (in.errors.size() != before || id == null || pattern == null || keywords.isEmpty()) {
