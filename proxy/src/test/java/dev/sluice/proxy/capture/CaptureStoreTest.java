@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.rules.policy.CaptureSettings;
 import io.netty.buffer.Unpooled;
+import dev.sluice.proxy.testing.ManualClock;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
@@ -28,26 +28,6 @@ class CaptureStoreTest {
     @TempDir
     Path dataDir;
 
-    /** A clock the test moves. */
-    private static final class MovableClock extends Clock {
-        volatile Instant now = Instant.parse("2026-12-01T10:00:00Z");
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     private static Capture capture(Clock clock, int n, String body) {
         Capture c = new Capture(String.format("%016x", n), clock.instant(), "agent", "api.llm.test", 443, "POST",
                 "/v1/messages", "application/json", null, 1 << 20);
@@ -58,14 +38,14 @@ class CaptureStoreTest {
 
     @Test
     void oldCapturesAndThoseOverTheCapAreRemovedOldestFirst() throws Exception {
-        MovableClock clock = new MovableClock();
+        ManualClock clock = new ManualClock(Instant.parse("2026-12-01T10:00:00Z"));
         CaptureSettings settings = new CaptureSettings(List.of("api.llm.test"), 1.0, 1 << 20, Duration.ofHours(1),
                 3000);
         CaptureStore store = CaptureStore.start(dataDir, clock);
         try {
             store.submit(capture(clock, 1, "a".repeat(1000)), settings);
             await().until(() -> store.written() == 1);
-            clock.now = clock.now.plus(Duration.ofMinutes(61));
+            clock.advance(Duration.ofMinutes(61));
             store.submit(capture(clock, 2, "b".repeat(1000)), settings);
             await().until(() -> store.written() == 2);
             Path dir = CaptureStore.directory(dataDir);
@@ -91,7 +71,7 @@ class CaptureStoreTest {
 
     @Test
     void capturesLeftByAnEarlierRunArePrunedAtStart() throws Exception {
-        MovableClock clock = new MovableClock();
+        ManualClock clock = new ManualClock(Instant.parse("2026-12-01T10:00:00Z"));
         CaptureSettings settings = new CaptureSettings(List.of("api.llm.test"), 1.0, 1 << 20, Duration.ofHours(1),
                 1 << 20);
         CaptureStore first = CaptureStore.start(dataDir, clock);
@@ -99,7 +79,7 @@ class CaptureStoreTest {
         await().until(() -> first.written() == 1);
         first.close();
         Path old = CaptureStore.file(dataDir, "0000000000000001");
-        Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.from(clock.now.minus(Duration.ofHours(2))));
+        Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.from(clock.instant().minus(Duration.ofHours(2))));
         CaptureStore second = CaptureStore.start(dataDir, clock);
         try {
             second.retain(settings);

@@ -8,12 +8,12 @@ import dev.sluice.proxy.testing.SluiceFixture;
 import dev.sluice.rules.policy.Policy;
 import dev.sluice.rules.policy.PolicyException;
 import dev.sluice.rules.policy.PolicyLoader;
+import dev.sluice.proxy.testing.ManualClock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,26 +31,6 @@ class CredentialVaultTest {
     @AfterEach
     void stop() {
         scheduler.shutdownNow();
-    }
-
-    /** A clock the test moves by hand. */
-    private static final class ManualClock extends Clock {
-        volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
     }
 
     private Policy policy(String credentials) throws PolicyException {
@@ -113,7 +93,7 @@ class CredentialVaultTest {
         // the test's program is a shell; Sluice itself runs argv as given, without one
         String script = "echo x >> '" + runs + "'; cat '" + value + "'";
         Policy p = policy("  a:\n    source: { command: [sh, -c, \"" + script + "\"], ttl: 1s }\n" + INJECT);
-        ManualClock clock = new ManualClock();
+        ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
         CredentialVault vault = CredentialVault.load(p, clock, scheduler, name -> null);
         assertThat(vault.value("a")).isEqualTo("v1");
 
@@ -124,7 +104,7 @@ class CredentialVaultTest {
         long before = Files.readAllLines(runs).size();
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.readAllLines(runs).size() >= before + 2);
         assertThat(vault.value("a")).as("kept after failed refreshes").isEqualTo("v2");
-        clock.now = clock.now.plusSeconds(2);
+        clock.advance(Duration.ofSeconds(2));
         assertThat(vault.value("a")).as("expired").isNull();
         vault.close();
     }
