@@ -572,6 +572,18 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         return out.isEmpty() ? null : out;
     }
 
+    /** Replaces real values in a response head: every field and the status line's reason phrase. */
+    private void scrubHead(HttpResponse response) {
+        scrubFields(response.headers());
+        String reason = response.status().reasonPhrase();
+        String scrubbedReason = replace(latin1(reason));
+        if (!scrubbedReason.equals(latin1(reason))) {
+            // the status line's reason phrase is the origin's free text too (RFC 9112 section 4)
+            response.setStatus(new io.netty.handler.codec.http.HttpResponseStatus(response.status().code(),
+                    new String(scrubbedReason.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8)));
+        }
+    }
+
     /** Replaces real values in every field of {@code headers} (a response head or its trailer section). */
     private void scrubFields(HttpHeaders headers) {
         if (headers.isEmpty()) {
@@ -685,8 +697,15 @@ public final class CredentialPhase extends ChannelDuplexHandler {
 
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
-        if (scrub == null || msg instanceof FullHttpResponse) {
-            // Sluice's own answers carry no secret
+        if (scrub == null) {
+            ctx.write(msg, promise);
+            return;
+        }
+        if (msg instanceof FullHttpResponse full) {
+            // Sluice's own answers (which carry no secret) and an origin's head-only answer (an HTTP/2
+            // HEADERS frame that ends its stream): no body to scrub, but the head is the origin's
+            scrubHead(full);
+            scrubFields(full.trailingHeaders());
             ctx.write(msg, promise);
             return;
         }
@@ -696,14 +715,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
         }
         if (msg instanceof HttpResponse response) {
             HttpHeaders h = response.headers();
-            scrubFields(h);
-            String reason = response.status().reasonPhrase();
-            String scrubbedReason = replace(latin1(reason));
-            if (!scrubbedReason.equals(latin1(reason))) {
-                // the status line's reason phrase is the origin's free text too (RFC 9112 section 4)
-                response.setStatus(new io.netty.handler.codec.http.HttpResponseStatus(response.status().code(),
-                        new String(scrubbedReason.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8)));
-            }
+            scrubHead(response);
             int code = response.status().code();
             boolean informational = code < 200;
             scrubBody = !informational && scrubFraming && code != 204 && code != 304;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.proxy.testing.Curl;
+import dev.sluice.proxy.testing.Curl.CurlResult;
 import dev.sluice.proxy.testing.H2Origin;
 import dev.sluice.proxy.testing.SluiceFixture;
 import dev.sluice.proxy.testing.TestTls;
@@ -300,5 +302,47 @@ class H2UpstreamTest {
         assertThat(first.path("http.response.status_code").asInt()).isEqualTo(502);
         assertThat(one(path("/ok/second")).path("reason").asText()).isEqualTo("pin_mismatch");
         assertThat(first.has("upstream.protocol")).as("no upstream leg was set up").isFalse();
+    }
+
+    /** An h2 origin's head-only answer (HEADERS ending the stream) that echoes the injected key is scrubbed too. */
+    @org.junit.jupiter.api.Test
+    void aHeadOnlyH2AnswerEchoingTheInjectedKeyReachesTheClientWithThePlaceholder() throws Exception {
+        TestTls tls = TestTls.create(dir.resolve("origin-tls"), HOST);
+        origin = H2Origin.start(tls);
+        String real = "sk-real-h2-0123456789abcdefghij";
+        Path key = java.nio.file.Files.writeString(dir.resolve("key.txt"), real + "\n");
+        sluice = SluiceFixture.start("""
+                version: 1
+                extensions:
+                  default:
+                    allow:
+                      - host: %1$s
+                        ports: [%2$d]
+                    credentials: [llm]
+                network:
+                  allow_private: ["127.0.0.1/32"]
+                  hosts:
+                    %1$s: 127.0.0.1
+                inspect:
+                  %1$s: { pins: tofu }
+                tls:
+                  extra_trust: ["%3$s"]
+                credentials:
+                  llm:
+                    source: { file: "%4$s" }
+                    inject: { hosts: [%1$s], ports: [%2$d], header: authorization }
+                listen:
+                  proxy: 127.0.0.1:0
+                """.formatted(HOST, origin.port(), tls.caPem().toAbsolutePath(), key));
+        String ph = dev.sluice.proxy.credential.PlaceholderKey.loadOrCreate(sluice.dataDir()).placeholder("default", "llm");
+        Path headers = dir.resolve("h2-echo-headers.txt");
+        CurlResult r = Curl.run(List.of("--http2", "-x", sluice.proxyUrl(), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-D", headers.toString(),
+                "-H", "Authorization: Bearer " + ph, "https://" + HOST + ":" + origin.port() + "/ok/echo-head"),
+                java.time.Duration.ofSeconds(30));
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(204);
+        assertThat(origin.requests()).anyMatch(seen -> seen.path().equals("/ok/echo-head"));
+        String head = java.nio.file.Files.readString(headers);
+        assertThat(head).doesNotContain(real).containsIgnoringCase("x-echo: Bearer " + ph);
     }
 }

@@ -46,7 +46,8 @@ import javax.net.ssl.KeyManagerFactory;
  * a client that does not speak h2 fails its handshake). It records each request (method, path, body,
  * the protocol it came on) and counts TCP connections. Answers: {@code /ok/sse} a
  * {@code text/event-stream} of {@link #SSE_EVENTS} events {@link #SSE_GAP_MILLIS} ms apart, each
- * flushed on its own; anything else 200 {@code {"ok":true}} ({@code application/json}).
+ * flushed on its own; {@code /ok/echo-head} a head-only 204 whose {@code x-echo} field repeats the
+ * request's {@code Authorization}; anything else 200 {@code {"ok":true}} ({@code application/json}).
  */
 public final class H2Origin implements AutoCloseable {
 
@@ -138,6 +139,13 @@ public final class H2Origin implements AutoCloseable {
                                 : new DefaultHttpContent(Unpooled.wrappedBuffer(event)));
                     }, SSE_GAP_MILLIS * (i + 1), TimeUnit.MILLISECONDS);
                 }
+                return;
+            }
+            if (request.uri().startsWith("/ok/echo-head")) {
+                // a head-only answer (HEADERS ending the stream) that echoes the authorization it received
+                FullHttpResponse echo = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NO_CONTENT);
+                echo.headers().set("x-echo", request.headers().get(HttpHeaderNames.AUTHORIZATION, ""));
+                ctx.writeAndFlush(echo);
                 return;
             }
             FullHttpResponse answer = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
