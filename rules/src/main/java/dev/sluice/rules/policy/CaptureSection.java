@@ -1,5 +1,8 @@
 package dev.sluice.rules.policy;
 
+import static dev.sluice.rules.policy.PolicyCursor.show;
+import static dev.sluice.rules.policy.PolicyCursor.value;
+
 import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.rules.internal.YamlTree;
 import dev.sluice.rules.internal.YamlTree.ListNode;
@@ -208,25 +211,5 @@ final class CaptureSection {
             return dflt;
         }
         return d;
-    }
-
-    private static Node value(MapNode m, String key) {
-        YamlTree.Entry e = m.entries().get(key);
-        return e == null ? null : e.value();
-    }
-
-    private static String show(Node node) {
-        if (node instanceof MapNode) {
-            return "a mapping";
-        }
-        if (node instanceof ListNode) {
-            return "a list";
-        }
-        ScalarNode s = (ScalarNode) node;
-        if (s.isNull()) {
-            return "null";
-        }
-        String t = s.text();
-        return t.length() > 64 ? t.substring(0, 64) + "..." : t;
     }
 }
