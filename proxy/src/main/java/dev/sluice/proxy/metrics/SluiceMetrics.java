@@ -38,6 +38,8 @@ public final class SluiceMetrics {
     private final Map<String, String> destinations = new ConcurrentHashMap<>();
     private final Map<String, TrafficMeter> meters = new ConcurrentHashMap<>();
     private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
+    /** Per-label-set counters other than requests, keyed by name and label values: no builder (tag sort, registry lock) per count. */
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private volatile String destinationsPolicy = "";
     private final Timer duration;
 
@@ -113,16 +115,13 @@ public final class SluiceMetrics {
                         .register(registry)).increment();
         duration.record(Duration.ofMillis(record.durationMs()));
         if (record.redactions() != null) {
-            record.redactions().forEach((detector, count) -> Counter.builder(MetricNames.REDACTIONS)
-                    .tags(MetricNames.EXTENSION, extension, MetricNames.DETECTOR, detector)
-                    .register(registry).increment(count));
+            record.redactions().forEach((detector, count) -> counter(MetricNames.REDACTIONS, null,
+                    MetricNames.EXTENSION, extension, MetricNames.DETECTOR, detector).increment(count));
         }
         if (record.credentials() != null) {
             for (String credential : record.credentials()) {
-                Counter.builder(MetricNames.CREDENTIAL_INJECTIONS)
-                        .tags(MetricNames.EXTENSION, extension, MetricNames.CREDENTIAL, credential)
-                        .description("Requests Sluice injected a credential into")
-                        .register(registry).increment();
+                counter(MetricNames.CREDENTIAL_INJECTIONS, "Requests Sluice injected a credential into",
+                        MetricNames.EXTENSION, extension, MetricNames.CREDENTIAL, credential).increment();
             }
         }
     }
@@ -135,24 +134,40 @@ public final class SluiceMetrics {
      */
     public void llmTokens(String extension, String host, long inputTokens, long outputTokens) {
         String ext = extension == null ? MetricNames.UNKNOWN_EXTENSION : extension;
-        Counter.builder(MetricNames.LLM_TOKENS).tags(MetricNames.EXTENSION, ext, MetricNames.HOST, host,
-                MetricNames.KIND, "input").description("LLM tokens the providers reported")
-                .register(registry).increment(inputTokens);
-        Counter.builder(MetricNames.LLM_TOKENS).tags(MetricNames.EXTENSION, ext, MetricNames.HOST, host,
-                MetricNames.KIND, "output").description("LLM tokens the providers reported")
-                .register(registry).increment(outputTokens);
+        counter(MetricNames.LLM_TOKENS, "LLM tokens the providers reported", MetricNames.EXTENSION, ext,
+                MetricNames.HOST, host, MetricNames.KIND, "input").increment(inputTokens);
+        counter(MetricNames.LLM_TOKENS, "LLM tokens the providers reported", MetricNames.EXTENSION, ext,
+                MetricNames.HOST, host, MetricNames.KIND, "output").increment(outputTokens);
     }
 
     /** Counts one red-flag match of {@code rule} (a policy rule id: bounded) for {@code extension}. */
     public void redFlag(String extension, String rule) {
         String ext = extension == null ? MetricNames.UNKNOWN_EXTENSION : extension;
-        Counter.builder(MetricNames.RED_FLAGS).tags(MetricNames.EXTENSION, ext, MetricNames.RULE, rule)
-                .description("Red-flag matches in bodies to and from inspected hosts").register(registry).increment();
+        counter(MetricNames.RED_FLAGS, "Red-flag matches in bodies to and from inspected hosts",
+                MetricNames.EXTENSION, ext, MetricNames.RULE, rule).increment();
     }
 
     /** Counts a pin mismatch for {@code host} (a policy-listed inspect host: bounded). */
     public void pinFailure(String host) {
-        Counter.builder(MetricNames.PIN_FAILURES).tags(MetricNames.HOST, host).register(registry).increment();
+        counter(MetricNames.PIN_FAILURES, null, MetricNames.HOST, host).increment();
+    }
+
+    /**
+     * Returns the counter {@code name} with the label pairs {@code keyValues} (name, value, name, value...),
+     * registered on first use and cached after it; {@code description} may be null.
+     */
+    private Counter counter(String name, String description, String... keyValues) {
+        StringBuilder key = new StringBuilder(name);
+        for (String part : keyValues) {
+            key.append('\u0000').append(part);
+        }
+        return counters.computeIfAbsent(key.toString(), k -> {
+            Counter.Builder b = Counter.builder(name).tags(keyValues);
+            if (description != null) {
+                b.description(description);
+            }
+            return b.register(registry);
+        });
     }
 
     /** Returns the live gauge value holder for connections of {@code extension} on {@code listener}. */
