@@ -120,21 +120,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private final UpstreamLeg leg = new UpstreamLeg();
 
 
-    private @Nullable ForwardRequest current;
-    /** The client's {@code Sec-WebSocket-Extensions} of an inspected WebSocket handshake in flight. */
-    private @Nullable String clientExtensions;
+    /** The exchange in progress (its request, how far each half got). */
+    private final Exchange exchange = new Exchange();
     /** The request body held while an upstream channel is dialled or negotiated, and its byte count. */
     private final RequestBodyHold body = new RequestBodyHold();
-    private boolean requestComplete;
-    private boolean responseStarted;
-    private boolean interimResponse;
-    private boolean upstreamKeepAlive;
-    private boolean closeDownstream;
-    private boolean lingering;
-    /** The current request was already sent again after its reused connection closed. */
-    private boolean replayed;
-    /** Any response head (interim included) arrived for the current request. */
-    private boolean responseBegun;
     /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
     private @Nullable UpstreamPool pool;
     /** HTTP/2 streams of an h2 client: upstream connections offer h2 and are shared here; else null. */
@@ -234,17 +223,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (msg instanceof ForwardRequest request) {
             start(request);
         } else if (msg instanceof ExchangeControl.Refuse refuse) {
-            current = refuse.request();
-            requestComplete = false;
-            responseStarted = false;
-            closeDownstream = !refuse.request().downstreamKeepAlive();
+            exchange.request = refuse.request();
+            exchange.requestComplete = false;
+            exchange.responseStarted = false;
+            exchange.closeDownstream = !refuse.request().downstreamKeepAlive();
             refuse(refuse.decision(), refuse.detail());
         } else if (msg instanceof ExchangeControl.Abort abort) {
-            if (current != null && !responseStarted) {
+            if (exchange.request != null && !exchange.responseStarted) {
                 closeUpstream();
                 refuse(abort.decision(), abort.detail());
-            } else if (current != null) {
-                current.audit().error(abort.detail());
+            } else if (exchange.request != null) {
+                exchange.request.audit().error(abort.detail());
                 abortExchange(abort.decision());
             }
         } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
@@ -257,26 +246,18 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     private void start(ForwardRequest request) {
-        current = request;
-        clientExtensions = null;
+        exchange.begin(request);
         if ("inspect".equals(request.websocket())) {
             // Sluice reads the frames: each leg negotiates its own extensions (only permessage-deflate).
             io.netty.handler.codec.http.HttpHeaders headers = request.request().headers();
-            clientExtensions = headers.get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+            exchange.clientExtensions = headers.get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
             headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
-            if (WebSocketDeflate.offered(clientExtensions)) {
+            if (WebSocketDeflate.offered(exchange.clientExtensions)) {
                 headers.set(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS, WebSocketDeflate.upstreamOffer());
             }
         }
-        requestComplete = false;
-        responseStarted = false;
-        interimResponse = false;
-        upstreamKeepAlive = false;
         leg.reused = false;
-        replayed = false;
-        responseBegun = false;
         body.startExchange();
-        closeDownstream = !request.downstreamKeepAlive();
         String authority = request.target().target().authority();
         if (pool != null && leg.channel == null && leg.handshakeFailure == null) {
             UpstreamPool.Parked parked = pool.take(authority, request.policy());
@@ -337,7 +318,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      */
     private void onNegotiated(ForwardRequest request, Future<UpstreamAlpn.Negotiated> f, Owned own) {
         body.stopWaiting();
-        boolean wanted = current == request && ctx.channel().isActive();
+        boolean wanted = exchange.request == request && ctx.channel().isActive();
         if (!f.isSuccess()) {
             if (own != null) {
                 own.channel().close();
@@ -465,7 +446,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         conn.openStream(streamCounter, response).addListener(
                 (Future<io.netty.handler.codec.http2.Http2StreamChannel> f) -> {
                     body.stopWaiting();
-                    if (current != request || !ctx.channel().isActive()) {
+                    if (exchange.request != request || !ctx.channel().isActive()) {
                         if (f.isSuccess()) {
                             f.getNow().close();
                         }
@@ -513,7 +494,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private void onDialed(ForwardRequest request, ByteCounter counter, Future<Dialed> f,
                           Future<UpstreamAlpn.Negotiated> negotiation) {
         body.stopWaiting();
-        if (current != request || !ctx.channel().isActive()) {
+        if (exchange.request != request || !ctx.channel().isActive()) {
             if (f.isSuccess()) {
                 f.getNow().channel().close();
             }
@@ -553,27 +534,27 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         for (HttpContent held = body.poll(); held != null; held = body.poll()) {
             leg.channel.write(held).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
-        if (replayed && requestComplete) {
+        if (exchange.replayed && exchange.requestComplete) {
             // The replayed request has no body: its end is all that is left to send.
             leg.channel.write(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
         }
         leg.channel.flush();
         Reads.setAutoRead(leg.channel, true);
-        if (!requestComplete) {
+        if (!exchange.requestComplete) {
             Reads.setAutoRead(ctx.channel(), leg.channel.isWritable());
         }
     }
 
     private void onRequestContent(HttpContent content) {
         if (content instanceof LastHttpContent) {
-            requestComplete = true;
+            exchange.requestComplete = true;
         }
         body.count(content);
-        if (current == null) {
+        if (exchange.request == null) {
             // The exchange already ended (refused or answered early): the rest of the body is dropped.
             content.release();
-            if (lingering && content instanceof LastHttpContent) {
-                lingering = false;
+            if (exchange.lingering && content instanceof LastHttpContent) {
+                exchange.lingering = false;
                 Lingering.close(ctx);
             }
             return;
@@ -587,7 +568,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             return;
         }
         leg.channel.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        if (!requestComplete && !leg.channel.isWritable()) {
+        if (!exchange.requestComplete && !leg.channel.isWritable()) {
             Reads.setAutoRead(ctx.channel(), false);
         }
     }
@@ -599,10 +580,10 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * written is flushed; nothing more is sent to the client.
      */
     private void onClientClosedMidBody(ExchangeControl.ClientClosedMidBody closed) {
-        lingering = false;
+        exchange.lingering = false;
         body.release();
-        ForwardRequest request = current;
-        current = null;
+        ForwardRequest request = exchange.request;
+        exchange.request = null;
         closeUpstream();
         if (request != null) {
             request.audit().error(closed.error());
@@ -626,7 +607,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     }
 
     private void onResponse(Channel from, HttpObject msg) {
-        if (from != leg.channel || current == null) {
+        if (from != leg.channel || exchange.request == null) {
             // Bytes from an origin with no exchange in progress: it is not speaking HTTP/1.1 correctly.
             ReferenceCountUtil.release(msg);
             from.close();
@@ -655,7 +636,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private void onMalformedResponse(HttpObject msg) {
         boolean head = msg instanceof HttpResponse;
         ReferenceCountUtil.release(msg);
-        current.audit().error(head ? "malformed response head from upstream"
+        exchange.request.audit().error(head ? "malformed response head from upstream"
                 : "malformed response body from upstream");
         abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
     }
@@ -665,17 +646,17 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * response is relayed then).
      */
     private boolean onResponseHead(HttpResponse response) {
-        AuditEvent audit = current.audit();
+        AuditEvent audit = exchange.request.audit();
         int code = response.status().code();
         if (code == 101) {
-            String key = current.websocket() == null ? null
-                    : current.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
-            boolean inspect = "inspect".equals(current.websocket());
+            String key = exchange.request.websocket() == null ? null
+                    : exchange.request.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
+            boolean inspect = "inspect".equals(exchange.request.websocket());
             io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate = null;
             String answered = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
             if (key != null && inspect && answered != null) {
-                originDeflate = WebSocketDeflate.offered(clientExtensions) ? WebSocketDeflate.acceptOriginAnswer(
-                        answered, current.policy().limits().maxWebsocketMessageBytes()) : null;
+                originDeflate = WebSocketDeflate.offered(exchange.clientExtensions) ? WebSocketDeflate.acceptOriginAnswer(
+                        answered, exchange.request.policy().limits().maxWebsocketMessageBytes()) : null;
                 if (originDeflate == null) {
                     // Not what Sluice offered: frames it could not read.
                     ReferenceCountUtil.release(response);
@@ -696,16 +677,16 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
             return false;
         }
-        responseBegun = true;
-        interimResponse = code >= 100 && code < 200;
+        exchange.responseBegun = true;
+        exchange.interimResponse = code >= 100 && code < 200;
         boolean originKeepAlive = HttpUtil.isKeepAlive(response);
         HopByHop.strip(response.headers());
-        if (interimResponse) {
+        if (exchange.interimResponse) {
             ctx.write(response);
             return true;
         }
-        ExchangeControl.Abort refusal = current.responseScan() == null ? null
-                : current.responseScan().refuseHead(response);
+        ExchangeControl.Abort refusal = exchange.request.responseScan() == null ? null
+                : exchange.request.responseScan().refuseHead(response);
         if (refusal != null) {
             // nothing of this response goes downstream (e.g. a body Sluice must scrub but cannot read)
             ReferenceCountUtil.release(response);
@@ -715,23 +696,23 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             abortExchange(refusal.decision());
             return false;
         }
-        responseStarted = true;
+        exchange.responseStarted = true;
         audit.statusCode(code);
-        if (current.responseScan() != null) {
-            current.responseScan().onHead(response);
+        if (exchange.request.responseScan() != null) {
+            exchange.request.responseScan().onHead(response);
         }
-        HttpVersion downstreamVersion = current.request().protocolVersion();
-        ResponseFraming framing = ResponseFraming.of(downstreamVersion, current.request().method(), code,
+        HttpVersion downstreamVersion = exchange.request.request().protocolVersion();
+        ResponseFraming framing = ResponseFraming.of(downstreamVersion, exchange.request.request().method(), code,
                 HttpUtil.isTransferEncodingChunked(response), HttpUtil.isContentLengthSet(response), originKeepAlive);
-        upstreamKeepAlive = framing.upstreamReusable();
+        exchange.upstreamKeepAlive = framing.upstreamReusable();
         if (framing.chunk()) {
             HttpUtil.setTransferEncodingChunked(response, true);
         } else if (framing.unchunk()) {
             HttpUtil.setTransferEncodingChunked(response, false);
         }
-        closeDownstream |= framing.closeDownstream();
+        exchange.closeDownstream |= framing.closeDownstream();
         response.setProtocolVersion(HttpVersion.HTTP_1_1);
-        if (closeDownstream) {
+        if (exchange.closeDownstream) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         } else if (downstreamVersion.equals(HttpVersion.HTTP_1_0)) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
@@ -746,26 +727,26 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      */
     private void switchToWebSocket(HttpResponse response,
                                    io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate) {
-        ForwardRequest request = current;
-        current = null;
-        responseStarted = true;
+        ForwardRequest request = exchange.request;
+        exchange.request = null;
+        exchange.responseStarted = true;
         Channel up = leg.detach();
-        WebSocketSwitch.start(ctx, request, response, up, clientExtensions, originDeflate);
+        WebSocketSwitch.start(ctx, request, response, up, exchange.clientExtensions, originDeflate);
     }
 
     private void onResponseContent(HttpContent content) {
         boolean last = content instanceof LastHttpContent;
-        if (!interimResponse && current != null && current.responseScan() != null) {
-            current.responseScan().onContent(content.content(), last, current.audit());
+        if (!exchange.interimResponse && exchange.request != null && exchange.request.responseScan() != null) {
+            exchange.request.responseScan().onContent(content.content(), last, exchange.request.audit());
         }
         ctx.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        String stop = !interimResponse && current != null && current.responseScan() != null
-                ? current.responseScan().stopReason() : null;
+        String stop = !exchange.interimResponse && exchange.request != null && exchange.request.responseScan() != null
+                ? exchange.request.responseScan().stopReason() : null;
         if (stop != null && !last) {
             // A response scan refused the rest (a red_flags block rule): what was relayed stays, the
             // stream ends here and the client sees the connection close before the body's end.
-            ForwardRequest done = current;
-            current = null;
+            ForwardRequest done = exchange.request;
+            exchange.request = null;
             closeUpstream();
             done.audit().error(stop);
             done.audit().emit();
@@ -778,22 +759,22 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         if (!last) {
             return;
         }
-        if (interimResponse) {
-            interimResponse = false;
+        if (exchange.interimResponse) {
+            exchange.interimResponse = false;
             return;
         }
         completeExchange();
     }
 
     private void completeExchange() {
-        ForwardRequest done = current;
-        current = null;
+        ForwardRequest done = exchange.request;
+        exchange.request = null;
         done.audit().emit();
         UpstreamResponseHandler reader = leg.channel == null ? null : leg.channel.pipeline().get(UpstreamResponseHandler.class);
         if (reader != null) {
             reader.responseEndedAt = reader.reads;
         }
-        if (leg.stream || !upstreamKeepAlive || !requestComplete) {
+        if (leg.stream || !exchange.upstreamKeepAlive || !exchange.requestComplete) {
             // An h2 stream ends with its exchange (the connection stays for the next one).
             closeUpstream();
         } else if (leg.counter != null) {
@@ -803,7 +784,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 pool.park(leg.park());
             }
         }
-        if (closeDownstream) {
+        if (exchange.closeDownstream) {
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
@@ -816,24 +797,24 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     /** Ends the exchange in progress because the upstream side failed. */
     private void abortExchange(Decision failure) {
         closeUpstream();
-        if (current == null) {
+        if (exchange.request == null) {
             return;
         }
-        if (!responseStarted) {
+        if (!exchange.responseStarted) {
             refuse(failure, null);
             return;
         }
         // Part of the response is already on its way: the only honest signal left is closing.
-        AuditEvent audit = current.audit();
-        current = null;
+        AuditEvent audit = exchange.request.audit();
+        exchange.request = null;
         audit.emit();
         ctx.close();
     }
 
     private void refuse(Decision denial, String detail) {
-        ForwardRequest request = current;
-        current = null;
-        boolean close = closeDownstream || !requestComplete;
+        ForwardRequest request = exchange.request;
+        exchange.request = null;
+        boolean close = exchange.closeDownstream || !exchange.requestComplete;
         AuditEvent audit = request.audit();
         FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close,
                 Answers.Refused.of(audit, denial.ruleId(), request.request().headers().get(HttpHeaderNames.ACCEPT)));
@@ -843,11 +824,11 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             audit.error(detail);
         }
         audit.emit();
-        if (close && !requestComplete) {
+        if (close && !exchange.requestComplete) {
             // The request body is still coming: drop it as it arrives, close when it ends, when the
             // client half-closes, or after the linger. Reading may have been paused (for the dial, or
             // for backpressure): without reading, neither the body's end nor a FIN would be seen.
-            lingering = true;
+            exchange.lingering = true;
             ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
             Lingering.closeLater(ctx);
             Reads.setAutoRead(ctx.channel(), true);
@@ -870,20 +851,20 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         leg.channel = null;
         leg.counter = null;
-        if (current != null && !body.waiting() && replayable()) {
+        if (exchange.request != null && !body.waiting() && replayable()) {
             log.debug("reused upstream {} closed before answering {} {}: sending it again on a new connection",
-                    channel.remoteAddress(), current.request().method(), leg.authority);
-            replayed = true;
+                    channel.remoteAddress(), exchange.request.request().method(), leg.authority);
+            exchange.replayed = true;
             leg.reused = false;
             leg.failure = null;
             leg.authority = null;
             leg.policy = null;
-            dial(current);
+            dial(exchange.request);
             return;
         }
-        if (current != null && !body.waiting()) {
+        if (exchange.request != null && !body.waiting()) {
             Throwable failure = leg.failure;
-            current.audit().error(failure == null ? "upstream closed before the response ended"
+            exchange.request.audit().error(failure == null ? "upstream closed before the response ended"
                     : "upstream: " + failure.getClass().getSimpleName()
                     + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
             abortExchange(UpstreamFailures.classify(failure));
@@ -896,8 +877,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * 9.2.2) and whole, with an empty body, and it was not sent again already.
      */
     private boolean replayable() {
-        return leg.reused && !replayed && !responseBegun && requestComplete && body.bodyBytes() == 0
-                && IDEMPOTENT_METHODS.contains(current.request().method().name());
+        return leg.reused && !exchange.replayed && !exchange.responseBegun && exchange.requestComplete && body.bodyBytes() == 0
+                && IDEMPOTENT_METHODS.contains(exchange.request.request().method().name());
     }
 
     private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {
@@ -906,7 +887,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         }
         if (!event.isSuccess()) {
             leg.failure = event.cause();
-            if (current == null) {
+            if (exchange.request == null) {
                 leg.handshakeFailure = event.cause();
             }
             return;
@@ -914,8 +895,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         SslHandler tls = channel.pipeline().get(SslHandler.class);
         leg.pin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
                 .map(check -> check.result()).orElse(PinResult.NONE);
-        if (current != null && leg.pin != null) {
-            current.audit().pin(leg.pin);
+        if (exchange.request != null && leg.pin != null) {
+            exchange.request.audit().pin(leg.pin);
         }
     }
 
@@ -944,13 +925,13 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        if (current != null) {
-            if (current.audit().errorOrNull() == null) {
+        if (exchange.request != null) {
+            if (exchange.request.audit().errorOrNull() == null) {
                 // An exchange cut by a timeout already says so (idle_timeout); keep that.
-                current.audit().error("downstream closed before the exchange ended");
+                exchange.request.audit().error("downstream closed before the exchange ended");
             }
-            current.audit().emit();
-            current = null;
+            exchange.request.audit().emit();
+            exchange.request = null;
         }
         body.release();
         closeUpstream();
@@ -960,12 +941,12 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && current != null) {
-            current.audit().error("idle_timeout: no byte either way for "
-                    + current.policy().limits().idleTimeout().toMillis() + " ms");
+        if (evt instanceof IdleStateEvent && exchange.request != null) {
+            exchange.request.audit().error("idle_timeout: no byte either way for "
+                    + exchange.request.policy().limits().idleTimeout().toMillis() + " ms");
         } else if (evt instanceof Draining) {
             // Shutting down: the response in progress (if its head is not out yet) says close.
-            closeDownstream = true;
+            exchange.closeDownstream = true;
         }
         ctx.fireUserEventTriggered(evt);
     }
@@ -973,8 +954,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         log.debug("downstream {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
-        if (current != null) {
-            current.audit().error("downstream error: " + cause.getClass().getSimpleName());
+        if (exchange.request != null) {
+            exchange.request.audit().error("downstream error: " + cause.getClass().getSimpleName());
         }
         ctx.close();
     }
@@ -1010,7 +991,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext uctx) {
-            if (uctx.channel().isWritable() && uctx.channel() == leg.channel && !requestComplete) {
+            if (uctx.channel().isWritable() && uctx.channel() == leg.channel && !exchange.requestComplete) {
                 Reads.setAutoRead(ctx.channel(), true);
             }
         }
