@@ -1,28 +1,17 @@
 package dev.sluice.proxy.forward;
 
 import org.jspecify.annotations.Nullable;
-import dev.sluice.certs.PinResult;
 import dev.sluice.proxy.exchange.ExchangeControl;
 
 import dev.sluice.proxy.core.Reads;
-import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.dial.DialFailure;
 import dev.sluice.proxy.dial.Dialed;
-import dev.sluice.proxy.exchange.ExchangeSequencer;
 import dev.sluice.proxy.exchange.ForwardRequest;
-import dev.sluice.proxy.http.Answers;
-import dev.sluice.proxy.http.HopByHop;
-import dev.sluice.proxy.http.HttpPipeline;
-import dev.sluice.proxy.http.WebSocketUpgrade;
-import io.netty.channel.ChannelPipeline;
 import dev.sluice.proxy.http.Lingering;
-import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.tls.UpstreamTls;
 import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.proxy.dial.UpstreamKind;
 import dev.sluice.rules.target.Target;
-import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import dev.sluice.proxy.core.Draining;
 import io.netty.handler.timeout.IdleStateEvent;
 import dev.sluice.proxy.core.ProxyContext;
@@ -36,25 +25,21 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpObject;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The forwarding phase for plain HTTP on one downstream connection: dials (through the safe dialer)
- * or reuses the upstream connection, streams the request body up and the response down as
- * {@link HttpContent} chunks (never buffering a whole body), and writes one audit record per exchange.
+ * The forwarding phase for plain HTTP on one downstream connection: takes each request from the client
+ * side, dials (through the safe dialer) or reuses the upstream connection, and streams the request body
+ * up as {@link HttpContent} chunks (never buffering a whole body); its {@link ResponseRelay} streams the
+ * response down the same way and writes one audit record per exchange. Everything below is what the
+ * phase as a whole does.
  *
  * <p>Connection management: an upstream connection is kept after an exchange when both the origin
  * and the request allow keep-alive, and reused for the next request on the same downstream
@@ -103,9 +88,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     private static final Logger log = LoggerFactory.getLogger(HttpForwarder.class);
 
-    /** Rule id of refusals caused by what the origin answered. */
-    static final String RULE_UPSTREAM = BuiltinRules.UPSTREAM;
-
     /** RFC 9110 section 9.2.2: the methods a proxy may send again after a connection failure. */
     private static final java.util.Set<String> IDEMPOTENT_METHODS =
             java.util.Set.of("GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE");
@@ -118,12 +100,12 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     private @Nullable ChannelHandlerContext ctx;
     /** The upstream connection of the exchange (or kept after it) and what is known of it. */
     private final UpstreamLeg leg = new UpstreamLeg();
-
-
     /** The exchange in progress (its request, how far each half got). */
     private final Exchange exchange = new Exchange();
     /** The request body held while an upstream channel is dialled or negotiated, and its byte count. */
     private final RequestBodyHold body = new RequestBodyHold();
+    /** Relays the origin's responses to the client and ends each exchange (its record, its answers). */
+    private final ResponseRelay relay = new ResponseRelay(leg, exchange, this::onUpstreamInactive);
     /** Where an idle kept-alive upstream connection goes after the exchange (HTTP/2 streams), or null. */
     private @Nullable UpstreamPool pool;
     /** HTTP/2 streams of an h2 client: upstream connections offer h2 and are shared here; else null. */
@@ -138,6 +120,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                          Future<UpstreamAlpn.Negotiated> negotiation, boolean dialled) {
     }
 
+    /** A forwarder for plain HTTP (upstream connections without TLS). */
     public HttpForwarder(ProxyContext context) {
         this(context, null);
     }
@@ -189,7 +172,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             upstreamTls.install(ch.pipeline(), target.host(), target.port());
         }
         ch.pipeline().addLast("codec", new HttpClientCodec(8192, MAX_RESPONSE_HEADER_BYTES, 65_536));
-        ch.pipeline().addLast("response", new UpstreamResponseHandler());
+        ch.pipeline().addLast("response", relay.newReader());
     }
 
     /**
@@ -199,6 +182,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      */
     public void pool(UpstreamPool pool) {
         this.pool = pool;
+        relay.pool(pool);
     }
 
     /**
@@ -216,6 +200,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        relay.bind(ctx);
     }
 
     @Override
@@ -227,14 +212,14 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             exchange.requestComplete = false;
             exchange.responseStarted = false;
             exchange.closeDownstream = !refuse.request().downstreamKeepAlive();
-            refuse(refuse.decision(), refuse.detail());
+            relay.refuse(refuse.decision(), refuse.detail());
         } else if (msg instanceof ExchangeControl.Abort abort) {
             if (exchange.request != null && !exchange.responseStarted) {
-                closeUpstream();
-                refuse(abort.decision(), abort.detail());
+                leg.close();
+                relay.refuse(abort.decision(), abort.detail());
             } else if (exchange.request != null) {
                 exchange.request.audit().error(abort.detail());
-                abortExchange(abort.decision());
+                relay.abort(abort.decision());
             }
         } else if (msg instanceof ExchangeControl.ClientClosedMidBody closed) {
             onClientClosedMidBody(closed);
@@ -263,7 +248,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             UpstreamPool.Parked parked = pool.take(authority, request.policy());
             if (parked != null) {
                 // The connection's TLS (with its pin check) and HTTP codec stay; its events come here now.
-                parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+                parked.channel().pipeline().replace("response", "response", relay.newReader());
                 leg.attachParked(parked); // parked after an exchange: a reused connection
                 Reads.setAutoRead(leg.channel, true);
             }
@@ -286,11 +271,11 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             // (a pin mismatch, an untrusted chain): that is the answer, not a second handshake.
             Throwable failure = leg.handshakeFailure;
             leg.handshakeFailure = null;
-            closeUpstream();
-            refuse(UpstreamFailures.classify(failure), "upstream TLS: " + failure.getClass().getSimpleName());
+            leg.close();
+            relay.refuse(UpstreamFailures.classify(failure), "upstream TLS: " + failure.getClass().getSimpleName());
             return;
         }
-        closeUpstream();
+        leg.close();
         if (h2 != null) {
             Owned own = adopted;
             adopted = null;
@@ -328,7 +313,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 Throwable cause = f.cause();
                 request.audit().error("upstream: " + cause.getClass().getSimpleName()
                         + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
-                refuse(UpstreamFailures.classify(cause), null);
+                relay.refuse(UpstreamFailures.classify(cause), null);
             }
             return;
         }
@@ -368,7 +353,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             }
             return;
         }
-        own.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+        own.channel().pipeline().replace("response", "response", relay.newReader());
         leg.attach(own.channel(), own.counter(), own.authority(), own.policy(), negotiated.pin(), 0);
         leg.counter.attach(request.audit(), request.traffic());
         request.audit().pin(negotiated.pin());
@@ -421,7 +406,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             dial(request);
             return;
         }
-        parked.channel().pipeline().replace("response", "response", new UpstreamResponseHandler());
+        parked.channel().pipeline().replace("response", "response", relay.newReader());
         leg.attachParked(parked);
         leg.reused = true;
         leg.counter.attach(request.audit(), request.traffic());
@@ -442,7 +427,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         Reads.setAutoRead(ctx.channel(), false);
         ByteCounter streamCounter = new ByteCounter();
         streamCounter.attach(request.audit(), null);
-        UpstreamResponseHandler response = new UpstreamResponseHandler();
+        io.netty.channel.ChannelHandler response = relay.newReader();
         conn.openStream(streamCounter, response).addListener(
                 (Future<io.netty.handler.codec.http2.Http2StreamChannel> f) -> {
                     body.stopWaiting();
@@ -456,7 +441,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                     if (!f.isSuccess()) {
                         body.release();
                         request.audit().error("h2 upstream stream: " + f.cause().getClass().getSimpleName());
-                        refuse(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM), null);
+                        relay.refuse(Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.UPSTREAM), null);
                         return;
                     }
                     leg.attach(f.getNow(), streamCounter, conn.authority(), conn.policy(), conn.pin(), reused ? 1 : 0);
@@ -506,7 +491,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             Decision denial = cause instanceof DialFailure failure
                     ? failure.decision() : Decision.deny(Reason.UPSTREAM_CONNECT_FAILED, BuiltinRules.CONNECT);
             body.release();
-            refuse(denial, cause instanceof DialFailure ? cause.getMessage() : "connect failed");
+            relay.refuse(denial, cause instanceof DialFailure ? cause.getMessage() : "connect failed");
             return;
         }
         Dialed dialed = f.getNow();
@@ -584,7 +569,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         body.release();
         ForwardRequest request = exchange.request;
         exchange.request = null;
-        closeUpstream();
+        leg.close();
         if (request != null) {
             request.audit().error(closed.error());
             request.audit().emit();
@@ -592,259 +577,11 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
 
-    // ---- responses from upstream --------------------------------------------------------------
-
     /**
-     * Bytes an origin sent after a response, in the read that ended it: nothing of them is relayed and
-     * the connection is closed, never reused. An exchange already sent on it (a pipelined request taken
-     * up at once) is then handled as on any reused connection that closes before answering: an
-     * idempotent request without a body is sent again on a new connection, anything else gets 502.
+     * An upstream channel went away (told by the relay's reader). The exchange's own: a request that may be
+     * sent again ({@link #replayable}) is dialled anew, else the exchange is {@link ResponseRelay#abort}ed
+     * with the connection's failure (none while a dial or negotiation is still under way).
      */
-    private void onUnsolicited(Channel from, HttpObject msg) {
-        ReferenceCountUtil.release(msg);
-        log.debug("upstream {} sent bytes after a complete response; closing it", from.remoteAddress());
-        from.close();
-    }
-
-    private void onResponse(Channel from, HttpObject msg) {
-        if (from != leg.channel || exchange.request == null) {
-            // Bytes from an origin with no exchange in progress: it is not speaking HTTP/1.1 correctly.
-            ReferenceCountUtil.release(msg);
-            from.close();
-            return;
-        }
-        if (msg.decoderResult().isFailure()) {
-            // What the decoder could not parse is never relayed: it may be a whole (empty) message
-            // standing for the bad head, or the last chunk of a broken body.
-            onMalformedResponse(msg);
-            return;
-        }
-        if (msg instanceof HttpResponse response && !onResponseHead(response)) {
-            return;
-        }
-        if (msg instanceof HttpContent content) {
-            onResponseContent(content);
-        }
-    }
-
-    /**
-     * Ends the exchange on a response the decoder rejected (RFC 9112: a bad status line or header
-     * block, a broken chunk): releases {@code msg} once and writes nothing of it; 502
-     * {@code upstream_protocol_error} when the head is not out yet, else the downstream connection
-     * closes (the client must not take a cut body for a whole one).
-     */
-    private void onMalformedResponse(HttpObject msg) {
-        boolean head = msg instanceof HttpResponse;
-        ReferenceCountUtil.release(msg);
-        exchange.request.audit().error(head ? "malformed response head from upstream"
-                : "malformed response body from upstream");
-        abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
-    }
-
-    /**
-     * Handles a valid response head; returns false when it ended the exchange (nothing of this
-     * response is relayed then).
-     */
-    private boolean onResponseHead(HttpResponse response) {
-        AuditEvent audit = exchange.request.audit();
-        int code = response.status().code();
-        if (code == 101) {
-            String key = exchange.request.websocket() == null ? null
-                    : exchange.request.request().headers().get(HttpHeaderNames.SEC_WEBSOCKET_KEY);
-            boolean inspect = "inspect".equals(exchange.request.websocket());
-            io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate = null;
-            String answered = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
-            if (key != null && inspect && answered != null) {
-                originDeflate = WebSocketDeflate.offered(exchange.clientExtensions) ? WebSocketDeflate.acceptOriginAnswer(
-                        answered, exchange.request.policy().limits().maxWebsocketMessageBytes()) : null;
-                if (originDeflate == null) {
-                    // Not what Sluice offered: frames it could not read.
-                    ReferenceCountUtil.release(response);
-                    audit.error("upstream accepted a websocket extension Sluice did not offer");
-                    abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
-                    return false;
-                }
-            }
-            if (key != null && WebSocketUpgrade.accepts(response, key)) {
-                switchToWebSocket(response, originDeflate);
-                return false;
-            }
-            // Sluice forwards no other upgrade, so no origin may switch protocols otherwise; nor accept a
-            // WebSocket handshake it was not given.
-            ReferenceCountUtil.release(response);
-            audit.error(key != null ? "upstream switched protocols (101) without a valid Sec-WebSocket-Accept"
-                    : "upstream switched protocols (101) though no upgrade was asked for");
-            abortExchange(Decision.deny(Reason.UPSTREAM_PROTOCOL_ERROR, RULE_UPSTREAM));
-            return false;
-        }
-        exchange.responseBegun = true;
-        exchange.interimResponse = code >= 100 && code < 200;
-        boolean originKeepAlive = HttpUtil.isKeepAlive(response);
-        HopByHop.strip(response.headers());
-        if (exchange.interimResponse) {
-            ctx.write(response);
-            return true;
-        }
-        ExchangeControl.Abort refusal = exchange.request.responseScan() == null ? null
-                : exchange.request.responseScan().refuseHead(response);
-        if (refusal != null) {
-            // nothing of this response goes downstream (e.g. a body Sluice must scrub but cannot read)
-            ReferenceCountUtil.release(response);
-            if (refusal.detail() != null) {
-                audit.error(refusal.detail());
-            }
-            abortExchange(refusal.decision());
-            return false;
-        }
-        exchange.responseStarted = true;
-        audit.statusCode(code);
-        if (exchange.request.responseScan() != null) {
-            exchange.request.responseScan().onHead(response);
-        }
-        HttpVersion downstreamVersion = exchange.request.request().protocolVersion();
-        ResponseFraming framing = ResponseFraming.of(downstreamVersion, exchange.request.request().method(), code,
-                HttpUtil.isTransferEncodingChunked(response), HttpUtil.isContentLengthSet(response), originKeepAlive);
-        exchange.upstreamKeepAlive = framing.upstreamReusable();
-        if (framing.chunk()) {
-            HttpUtil.setTransferEncodingChunked(response, true);
-        } else if (framing.unchunk()) {
-            HttpUtil.setTransferEncodingChunked(response, false);
-        }
-        exchange.closeDownstream |= framing.closeDownstream();
-        response.setProtocolVersion(HttpVersion.HTTP_1_1);
-        if (exchange.closeDownstream) {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        } else if (downstreamVersion.equals(HttpVersion.HTTP_1_0)) {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-        }
-        ctx.write(response);
-        return true;
-    }
-
-    /**
-     * The origin accepted a WebSocket handshake: this forwarder lets go of the exchange and the upstream
-     * connection, and {@link WebSocketSwitch} turns both connections into a {@link WebSocketRelay}.
-     */
-    private void switchToWebSocket(HttpResponse response,
-                                   io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate) {
-        ForwardRequest request = exchange.request;
-        exchange.request = null;
-        exchange.responseStarted = true;
-        Channel up = leg.detach();
-        WebSocketSwitch.start(ctx, request, response, up, exchange.clientExtensions, originDeflate);
-    }
-
-    private void onResponseContent(HttpContent content) {
-        boolean last = content instanceof LastHttpContent;
-        if (!exchange.interimResponse && exchange.request != null && exchange.request.responseScan() != null) {
-            exchange.request.responseScan().onContent(content.content(), last, exchange.request.audit());
-        }
-        ctx.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        String stop = !exchange.interimResponse && exchange.request != null && exchange.request.responseScan() != null
-                ? exchange.request.responseScan().stopReason() : null;
-        if (stop != null && !last) {
-            // A response scan refused the rest (a red_flags block rule): what was relayed stays, the
-            // stream ends here and the client sees the connection close before the body's end.
-            ForwardRequest done = exchange.request;
-            exchange.request = null;
-            closeUpstream();
-            done.audit().error(stop);
-            done.audit().emit();
-            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-            return;
-        }
-        if (leg.channel != null && !ctx.channel().isWritable()) {
-            Reads.setAutoRead(leg.channel, false);
-        }
-        if (!last) {
-            return;
-        }
-        if (exchange.interimResponse) {
-            exchange.interimResponse = false;
-            return;
-        }
-        completeExchange();
-    }
-
-    private void completeExchange() {
-        ForwardRequest done = exchange.request;
-        exchange.request = null;
-        done.audit().emit();
-        UpstreamResponseHandler reader = leg.channel == null ? null : leg.channel.pipeline().get(UpstreamResponseHandler.class);
-        if (reader != null) {
-            reader.responseEndedAt = reader.reads;
-        }
-        if (leg.stream || !exchange.upstreamKeepAlive || !exchange.requestComplete) {
-            // An h2 stream ends with its exchange (the connection stays for the next one).
-            closeUpstream();
-        } else if (leg.counter != null) {
-            leg.exchanges++;
-            leg.counter.attach(null, null);
-            if (pool != null && leg.channel != null && leg.channel.isActive()) {
-                pool.park(leg.park());
-            }
-        }
-        if (exchange.closeDownstream) {
-            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-            return;
-        }
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
-        if (requestPhase != null) {
-            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
-        }
-    }
-
-    /** Ends the exchange in progress because the upstream side failed. */
-    private void abortExchange(Decision failure) {
-        closeUpstream();
-        if (exchange.request == null) {
-            return;
-        }
-        if (!exchange.responseStarted) {
-            refuse(failure, null);
-            return;
-        }
-        // Part of the response is already on its way: the only honest signal left is closing.
-        AuditEvent audit = exchange.request.audit();
-        exchange.request = null;
-        audit.emit();
-        ctx.close();
-    }
-
-    private void refuse(Decision denial, String detail) {
-        ForwardRequest request = exchange.request;
-        exchange.request = null;
-        boolean close = exchange.closeDownstream || !exchange.requestComplete;
-        AuditEvent audit = request.audit();
-        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close,
-                Answers.Refused.of(audit, denial.ruleId(), request.request().headers().get(HttpHeaderNames.ACCEPT)));
-        audit.decision(denial)
-                .statusCode(denial.reason().httpStatus());
-        if (detail != null && audit.errorOrNull() == null) {
-            audit.error(detail);
-        }
-        audit.emit();
-        if (close && !exchange.requestComplete) {
-            // The request body is still coming: drop it as it arrives, close when it ends, when the
-            // client half-closes, or after the linger. Reading may have been paused (for the dial, or
-            // for backpressure): without reading, neither the body's end nor a FIN would be seen.
-            exchange.lingering = true;
-            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-            Lingering.closeLater(ctx);
-            Reads.setAutoRead(ctx.channel(), true);
-            return;
-        }
-        if (close) {
-            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
-            return;
-        }
-        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
-        if (requestPhase != null) {
-            ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);
-        }
-    }
-
     private void onUpstreamInactive(Channel channel) {
         if (channel != leg.channel) {
             return;
@@ -867,7 +604,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             exchange.request.audit().error(failure == null ? "upstream closed before the response ended"
                     : "upstream: " + failure.getClass().getSimpleName()
                     + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
-            abortExchange(UpstreamFailures.classify(failure));
+            relay.abort(UpstreamFailures.classify(failure));
         }
     }
 
@@ -881,33 +618,6 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
                 && IDEMPOTENT_METHODS.contains(exchange.request.request().method().name());
     }
 
-    private void onUpstreamHandshake(Channel channel, SslHandshakeCompletionEvent event) {
-        if (channel != leg.channel) {
-            return;
-        }
-        if (!event.isSuccess()) {
-            leg.failure = event.cause();
-            if (exchange.request == null) {
-                leg.handshakeFailure = event.cause();
-            }
-            return;
-        }
-        SslHandler tls = channel.pipeline().get(SslHandler.class);
-        leg.pin = tls == null ? null : InterceptionTls.pinCheck(tls.engine().getSession())
-                .map(check -> check.result()).orElse(PinResult.NONE);
-        if (exchange.request != null && leg.pin != null) {
-            exchange.request.audit().pin(leg.pin);
-        }
-    }
-
-    private void closeUpstream() {
-        leg.stream = false;
-        Channel old = leg.detach();
-        if (old != null) {
-            old.close();
-        }
-    }
-
     private static String peerAddress(Channel channel) {
         return channel.remoteAddress() instanceof java.net.InetSocketAddress a
                 ? a.getAddress().getHostAddress() : String.valueOf(channel.remoteAddress());
@@ -917,9 +627,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (ctx.channel().isWritable() && leg.channel != null) {
-            Reads.setAutoRead(leg.channel, true);
-        }
+        relay.downstreamWritabilityChanged();
         ctx.fireChannelWritabilityChanged();
     }
 
@@ -934,7 +642,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             exchange.request = null;
         }
         body.release();
-        closeUpstream();
+        leg.close();
         releaseAdopted();
         ctx.fireChannelInactive();
     }
@@ -958,64 +666,5 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
             exchange.request.audit().error("downstream error: " + cause.getClass().getSimpleName());
         }
         ctx.close();
-    }
-
-    /** Relays the upstream side's events to the forwarder, on the same event loop. */
-    private final class UpstreamResponseHandler extends ChannelInboundHandlerAdapter {
-        /** Reads of this connection completed so far (counted at each {@code channelReadComplete}). */
-        private int reads;
-        /** The read in which the last response on this connection ended; -1 before any. */
-        private int responseEndedAt = -1;
-
-        @Override
-        public void channelRead(ChannelHandlerContext uctx, Object msg) {
-            if (msg instanceof HttpObject object) {
-                if (responseEndedAt == reads) {
-                    // More bytes in the very read that ended a response: the origin sent them before it
-                    // could have seen another request. Never the answer to the next one (RFC 9112
-                    // section 9.3.2): the connection is done.
-                    onUnsolicited(uctx.channel(), object);
-                    return;
-                }
-                onResponse(uctx.channel(), object);
-            } else {
-                ReferenceCountUtil.release(msg);
-            }
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext uctx) {
-            reads++;
-            uctx.fireChannelReadComplete();
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext uctx) {
-            if (uctx.channel().isWritable() && uctx.channel() == leg.channel && !exchange.requestComplete) {
-                Reads.setAutoRead(ctx.channel(), true);
-            }
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext uctx) {
-            onUpstreamInactive(uctx.channel());
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext uctx, Object evt) {
-            if (evt instanceof SslHandshakeCompletionEvent handshake) {
-                onUpstreamHandshake(uctx.channel(), handshake);
-            }
-            uctx.fireUserEventTriggered(evt);
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext uctx, Throwable cause) {
-            log.debug("upstream {} failed: {}", uctx.channel().remoteAddress(), cause.toString());
-            if (uctx.channel() == leg.channel && leg.failure == null) {
-                leg.failure = cause;
-            }
-            uctx.close();
-        }
     }
 }

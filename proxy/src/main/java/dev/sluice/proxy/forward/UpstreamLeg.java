@@ -11,11 +11,11 @@ import org.jspecify.annotations.Nullable;
  * h2 stream's child channel) the current exchange is written on, or that is kept for the next one, and
  * what is known of it — its byte counter, the authority and policy snapshot it was opened for, its pin
  * result, how many exchanges it completed, and why it failed. Plain state, confined to the forwarder's
- * event loop; the forwarder decides what each event does with it.
+ * event loop; the forwarder and its {@link ResponseRelay} decide what each event does with it.
  *
  * <p>Ownership: the leg holds no buffers. The channel is the forwarder's to close while it is here;
- * {@link #detach} and {@link #park} hand it over (to be closed, to a {@link WebSocketSwitch}, or to an
- * {@link UpstreamPool}) and leave the leg without a channel.
+ * {@link #close} closes it, {@link #detach} and {@link #park} hand it over (to a {@link WebSocketSwitch},
+ * or to an {@link UpstreamPool}); each leaves the leg without a channel.
  */
 final class UpstreamLeg {
 
@@ -80,6 +80,18 @@ final class UpstreamLeg {
             policy = null;
         }
         return old;
+    }
+
+    /**
+     * Closes the channel, if any, once {@link #detach}ed (the leg is left without one); the leg is no longer
+     * an h2 stream either way.
+     */
+    void close() {
+        stream = false;
+        Channel old = detach();
+        if (old != null) {
+            old.close();
+        }
     }
 
     /** {@link #detach}es the channel as an idle connection for an {@link UpstreamPool}; requires one. */
