@@ -614,8 +614,8 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
      * 9.2.2) and whole, with an empty body, and it was not sent again already.
      */
     private boolean replayable() {
-        return leg.reused && !exchange.replayed && !exchange.responseBegun && exchange.requestComplete && body.bodyBytes() == 0
-                && IDEMPOTENT_METHODS.contains(exchange.request.request().method().name());
+        return leg.reused && !exchange.replayed && !exchange.responseBegun && exchange.requestComplete
+                && body.bodyBytes() == 0 && IDEMPOTENT_METHODS.contains(exchange.request.request().method().name());
     }
 
     private static String peerAddress(Channel channel) {

@@ -38,29 +38,29 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The response relay of one {@link HttpForwarder}: what its upstream channels' {@code response} handlers
- * ({@link #newReader}) receive from the origin goes back to the client here, and the exchange ends here. A
- * response head is checked (a {@code 101} only as the answer to a WebSocket handshake, handed to
- * {@link WebSocketSwitch}; a response scan may refuse it), stripped of hop-by-hop fields and framed for the
- * client by {@link ResponseFraming}; body chunks pass the request's response scan, if any, and are written
- * as they come, reading from the origin pausing while the client is not writable. (The upstream channel's
- * byte counter, ahead of its codec, counts into the record; at the exchange's end the relay detaches it
- * from a connection kept for the next one.) The exchange's end writes its one record: {@link #completeExchange} after the response's end, {@link #abort} when the
- * upstream side fails (502 before the head, a closed connection after it), {@link #refuse} for any
- * refusal the forwarder answers itself (dial failures included). Answers and ordering are those
- * documented on {@link HttpForwarder}.
+ * ({@link #newReader}) receive from the origin goes back to the client here, and the exchange ends here.
+ * A response head is checked (a {@code 101} only as the answer to a WebSocket handshake, handed to
+ * {@link WebSocketSwitch}; a response scan may refuse it), stripped of hop-by-hop fields and framed for
+ * the client by {@link ResponseFraming}; body chunks pass the request's response scan, if any, and are
+ * written as they come, reading from the origin pausing while the client is not writable. (The upstream
+ * channel's byte counter, ahead of its codec, counts into the record; at the exchange's end the relay
+ * detaches it from a connection kept for the next one.) The exchange's end writes its one record:
+ * {@link #completeExchange} after the response's end, {@link #abort} when the upstream side fails (502
+ * before the head, a closed connection after it), {@link #refuse} for any refusal the forwarder answers
+ * itself (dial failures included). Answers and ordering are those documented on {@link HttpForwarder}.
  *
  * <p>The relay shares the forwarder's {@link UpstreamLeg} and {@link Exchange} and runs on the downstream
  * connection's event loop (every upstream channel of a forwarder is on it). When an upstream channel goes
  * inactive it tells the forwarder ({@link UpstreamClosed}), which may send the request again on a new
  * connection before it asks for {@link #abort}.
  *
- * <p>Buffer ownership: each message the codec hands to a reader is the relay's from then on, and leaves it
- * exactly once: written downstream (the write releases it, also when it fails), handed with a {@code 101}
- * to {@link WebSocketSwitch} (which releases it), or released here (a malformed message, a refused or
- * unexpected head, bytes after a complete response or with no exchange in progress, anything that is not
- * an {@link HttpObject}). A response scan sees a chunk's bytes without taking them. The refusals it writes
- * are allocated from the downstream channel and released by that write. The relay keeps no buffer between
- * calls.
+ * <p>Buffer ownership: each message the codec hands to a reader is the relay's from then on, and leaves
+ * it exactly once: written downstream (the write releases it, also when it fails), handed with a
+ * {@code 101} to {@link WebSocketSwitch} (which releases it), or released here (a malformed message, a
+ * refused or unexpected head, bytes after a complete response, from a channel that is no longer the
+ * exchange's or with no exchange in progress, anything that is not an {@link HttpObject}). A response
+ * scan sees a chunk's bytes without taking them. The refusals it writes are allocated from the downstream
+ * channel and released by that write. The relay keeps no buffer between calls.
  */
 final class ResponseRelay {
 
@@ -178,8 +178,10 @@ final class ResponseRelay {
             io.netty.handler.codec.http.websocketx.extensions.WebSocketClientExtension originDeflate = null;
             String answered = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
             if (key != null && inspect && answered != null) {
-                originDeflate = WebSocketDeflate.offered(exchange.clientExtensions) ? WebSocketDeflate.acceptOriginAnswer(
-                        answered, exchange.request.policy().limits().maxWebsocketMessageBytes()) : null;
+                originDeflate = WebSocketDeflate.offered(exchange.clientExtensions)
+                        ? WebSocketDeflate.acceptOriginAnswer(answered,
+                                exchange.request.policy().limits().maxWebsocketMessageBytes())
+                        : null;
                 if (originDeflate == null) {
                     // Not what Sluice offered: frames it could not read.
                     ReferenceCountUtil.release(response);
@@ -267,8 +269,8 @@ final class ResponseRelay {
             exchange.request.responseScan().onContent(content.content(), last, exchange.request.audit());
         }
         ctx.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-        String stop = !exchange.interimResponse && exchange.request != null && exchange.request.responseScan() != null
-                ? exchange.request.responseScan().stopReason() : null;
+        String stop = !exchange.interimResponse && exchange.request != null
+                && exchange.request.responseScan() != null ? exchange.request.responseScan().stopReason() : null;
         if (stop != null && !last) {
             // A response scan refused the rest (a red_flags block rule): what was relayed stays, the
             // stream ends here and the client sees the connection close before the body's end.
