@@ -28,13 +28,20 @@ public final class EmbeddedContext {
 
     /** Returns a context whose policy is {@code yaml}; its audit log lives in a new temp dir. */
     public static ProxyContext create(String yaml) {
+        return create(yaml, Clock.systemUTC());
+    }
+
+    /**
+     * Returns a context whose policy is {@code yaml} and whose audit timestamps and budget windows read
+     * {@code clock} (a {@link ManualClock} to move a window on without waiting).
+     */
+    public static ProxyContext create(String yaml, Clock clock) {
         try {
             Policy policy = PolicyLoader.parse(yaml, "embedded.yaml");
             Path dir = Files.createTempDirectory("sluice-embedded-");
             dir.toFile().deleteOnExit();
             AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
             SluiceMetrics metrics = new SluiceMetrics();
-            Clock clock = Clock.systemUTC();
             return new ProxyContext(new PolicyHolder(policy, clock), log, new MeteredAuditSink(metrics, log), null,
                     clock, metrics, new ConnectionLimits(metrics), null, new EgressBudgets(clock));
         } catch (IOException e) {
