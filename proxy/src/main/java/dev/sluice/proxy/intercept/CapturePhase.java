@@ -105,8 +105,8 @@ final class CapturePhase extends ChannelInboundHandlerAdapter {
         boolean follows = false;
         if (!refuse.bodyAsSent()) {
             if (hasBody) {
-                capture.request().withhold("not kept: the request was refused before its body was read as it "
-                        + "would have been sent (it is never kept unredacted)");
+                capture.request().withhold("not kept: Sluice refused the request before its body was read as it "
+                        + "would have been sent (a body is never kept unredacted)");
             } else {
                 capture.request().finish();
             }
