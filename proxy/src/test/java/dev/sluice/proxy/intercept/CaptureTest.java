@@ -484,4 +484,44 @@ class CaptureTest {
         assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("credential_host_mismatch");
         assertThat(capture.toString()).doesNotContain(REAL);
     }
+
+    @Test
+    void aRedFlagInALaterChunkOfAStreamedBodyIsCapturedWithWhatWentUpstreamBeforeIt() throws Exception {
+        start("capture: { hosts: [" + API + "] }\nlimits: { max_buffered_body: 4KiB }\n"
+                + "red_flags:\n  rules: [{ id: template_injection, action: block }]");
+        StringBuilder text = new StringBuilder();
+        while (text.length() < 200_000) {
+            text.append("plain words of a long prompt ");
+        }
+        String body = "{\"content\":\"" + text + " {{config.__class__.__init__.__globals__}}\"}";
+        CurlResult r = post(API, "/v1/streamed", body);
+        JsonNode record = record("/v1/streamed");
+        assertThat(record.path("reason").asText()).as(record.toString()).isEqualTo("red_flag");
+        assertThat(record.path("capture").asBoolean()).isTrue();
+        JsonNode capture = capture(record.path("event.id").asText());
+        assertThat(capture.path("refusal").path("status_code").asInt()).as(r.stderr()).isEqualTo(403);
+        assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("red_flag");
+        String kept = capture.path("request").path("body").asText();
+        assertThat(kept).isNotEmpty();
+        assertThat(body).startsWith(kept);
+        assertThat(kept).doesNotContain("{{config");
+        assertThat(capture.has("response")).isFalse();
+    }
+
+    @Test
+    void aRedFlagRefusalOfAnHttp2StreamIsCapturedToo() throws Exception {
+        start("capture: { hosts: [" + API + "] }\nred_flags:\n  rules: [{ id: template_injection, action: block }]");
+        String body = "{\"content\":\"over h2 {{config.__class__.__init__.__globals__}}\"}";
+        Path file = Files.writeString(dir.resolve("h2-flag.json"), body);
+        CurlResult r = Curl.run(List.of("--http2", "-x", sluice.proxyUrl(), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Content-Type: application/json",
+                "--data-binary", "@" + file, "https://" + API + ":" + origin.port() + "/v1/h2-flag"), Duration.ofSeconds(30));
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(403);
+        JsonNode record = record("/v1/h2-flag");
+        assertThat(record.path("capture").asBoolean()).as(record.toString()).isTrue();
+        JsonNode capture = capture(record.path("event.id").asText());
+        assertThat(capture.path("request").path("body").asText()).isEqualTo(body);
+        assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("red_flag");
+        assertThat(origin.requests()).isEmpty();
+    }
 }
