@@ -410,6 +410,26 @@ public final class AuditEvent {
         return error;
     }
 
+    /** Returns the {@code decision} set so far ({@code allow}, {@code deny}, {@code would_deny}), or null. */
+    public @Nullable String decisionOrNull() {
+        return decision;
+    }
+
+    /** Returns the {@code reason} set so far, or null. */
+    public @Nullable String reasonOrNull() {
+        return reason;
+    }
+
+    /** Returns the {@code rule} set so far, or null. */
+    public @Nullable String ruleOrNull() {
+        return rule;
+    }
+
+    /** Returns the {@code http.response.status_code} set so far, or null. */
+    public @Nullable Integer statusCodeOrNull() {
+        return statusCode;
+    }
+
     /** Answers whether {@link #emit()} has run. */
     public boolean isEmitted() {
         return closed.get();

@@ -1,6 +1,9 @@
 package dev.sluice.proxy.audit;
 
 import dev.sluice.rules.policy.AuditSettings;
+import dev.sluice.rules.redflag.RedFlagAction;
+import dev.sluice.rules.redflag.RedFlagSettings;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.logs.LogRecordBuilder;
@@ -28,6 +31,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -64,6 +68,20 @@ public final class AuditExport implements AuditSink, Closeable {
     public static final String SCOPE = "dev.sluice.audit";
     /** The OpenTelemetry event name of every exported record. */
     public static final String EVENT_NAME = "sluice.audit";
+    /** OpenTelemetry GenAI attribute: the model the LLM response named (the record's {@code llm.model}). */
+    public static final String GEN_AI_RESPONSE_MODEL = "gen_ai.response.model";
+    /** OpenTelemetry GenAI attribute: input tokens the response reported ({@code llm.usage.input_tokens}). */
+    public static final String GEN_AI_INPUT_TOKENS = "gen_ai.usage.input_tokens";
+    /** OpenTelemetry GenAI attribute: output tokens the response reported ({@code llm.usage.output_tokens}). */
+    public static final String GEN_AI_OUTPUT_TOKENS = "gen_ai.usage.output_tokens";
+    /** The ids of the red-flag rules that matched, sorted (string array). */
+    public static final String RED_FLAG_RULES = "sluice.red_flag.rules";
+    /** The strongest action of the matched red-flag rules: {@code log}, {@code alert} or {@code block}. */
+    public static final String RED_FLAG_ACTION = "sluice.red_flag.action";
+    /** Prefix of one count attribute per matched red-flag rule: {@code sluice.red_flags.<id>}. */
+    public static final String RED_FLAG_COUNT_PREFIX = "sluice.red_flags.";
+    /** {@code true} when the exchange was captured (the record's {@code capture}). */
+    public static final String CAPTURE = "sluice.capture";
     /** How long {@link #close()} waits for queued records to be exported, in milliseconds. */
     static final long CLOSE_TIMEOUT_MILLIS = 10_000;
 
@@ -89,6 +107,7 @@ public final class AuditExport implements AuditSink, Closeable {
     }
 
     private final AuditSettings.Format format;
+    private final Supplier<RedFlagSettings> redFlags;
     private final OutputStream stdout;
     private final OpenTelemetrySdk sdk;
     private final Logger logger;
@@ -103,8 +122,10 @@ public final class AuditExport implements AuditSink, Closeable {
     private long lastLogNanos;
     private long unloggedFailures;
 
-    private AuditExport(AuditSettings.Format format, OutputStream stdout, Map<String, String> otel) {
+    private AuditExport(AuditSettings.Format format, OutputStream stdout, Map<String, String> otel,
+                        Supplier<RedFlagSettings> redFlags) {
         this.format = Objects.requireNonNull(format, "format");
+        this.redFlags = Objects.requireNonNull(redFlags, "redFlags");
         this.stdout = stdout;
         for (Failure f : Failure.values()) {
             failures.put(f, new AtomicLong());
@@ -152,6 +173,16 @@ public final class AuditExport implements AuditSink, Closeable {
      * @param stdout where the standard-output copy goes ({@code System.out} in production)
      */
     public static AuditExport start(AuditSettings settings, Map<String, String> otelConfig, OutputStream stdout) {
+        return start(settings, otelConfig, stdout, () -> null);
+    }
+
+    /**
+     * As {@link #start(AuditSettings, Map, OutputStream)}, with the running policy's {@code red_flags}
+     * (null when there are none), read as each record is exported: the matched rules' strongest action
+     * ({@link #RED_FLAG_ACTION}) comes from it, as an alert's rules do ({@code AlertingAuditSink}).
+     */
+    public static AuditExport start(AuditSettings settings, Map<String, String> otelConfig, OutputStream stdout,
+                                    Supplier<RedFlagSettings> redFlags) {
         Objects.requireNonNull(settings, "settings");
         Objects.requireNonNull(otelConfig, "otelConfig");
         boolean otlp = otlpEnabled(otelConfig, System.getenv());
@@ -159,7 +190,7 @@ public final class AuditExport implements AuditSink, Closeable {
             return null;
         }
         AuditExport export = new AuditExport(settings.format(), settings.stdout() ? stdout : null,
-                otlp ? otelConfig : null);
+                otlp ? otelConfig : null, redFlags);
         log.info("audit export: stdout={} otlp={} format={}", settings.stdout(), otlp ? endpoint(otelConfig) : "off",
                 settings.format().label());
         return export;
@@ -275,7 +306,7 @@ public final class AuditExport implements AuditSink, Closeable {
     private void writeStdout(List<AuditRecord> batch) {
         StringBuilder lines = new StringBuilder(batch.size() * 400);
         for (AuditRecord r : batch) {
-            lines.append(body(r)).append('\n');
+            lines.append(body(r, redFlagAction(r))).append('\n');
         }
         try {
             stdout.write(lines.toString().getBytes(StandardCharsets.UTF_8));
@@ -286,25 +317,63 @@ public final class AuditExport implements AuditSink, Closeable {
         }
     }
 
-    private String body(AuditRecord r) {
-        return format == AuditSettings.Format.OCSF ? OcsfMapper.toJson(r) : r.toJson();
+    private String body(AuditRecord r, String redFlagAction) {
+        return format == AuditSettings.Format.OCSF ? OcsfMapper.toJson(r, redFlagAction) : r.toJson();
+    }
+
+    private String redFlagAction(AuditRecord r) {
+        RedFlagSettings settings;
+        try {
+            settings = redFlags.get();
+        } catch (RuntimeException e) {
+            settings = null;
+        }
+        return redFlagAction(r, settings);
+    }
+
+    /**
+     * The strongest action of the red-flag rules that matched in {@code r}: {@code block} when the record
+     * shows a block acted (reason {@code red_flag}, or a response stream closed for one), else the
+     * strongest action {@code settings} gives the matched ids; null when nothing matched or it is unknown.
+     */
+    static String redFlagAction(AuditRecord r, RedFlagSettings settings) {
+        if (r.redFlags() == null) {
+            return null;
+        }
+        if ("red_flag".equals(r.reason()) || (r.error() != null && r.error().startsWith("red_flag:"))) {
+            return "block";
+        }
+        RedFlagAction strongest = settings == null ? null : settings.strongest(r.redFlags().keySet());
+        return strongest == null ? null : strongest.name().toLowerCase(Locale.ROOT);
     }
 
     private void emit(AuditRecord r) {
         boolean denied = "deny".equals(r.decision());
         boolean wouldDeny = "would_deny".equals(r.decision());
+        String action = redFlagAction(r);
         LogRecordBuilder b = logger.logRecordBuilder()
                 .setEventName(EVENT_NAME)
                 .setTimestamp(r.time())
                 .setSeverity(denied || wouldDeny ? Severity.WARN : Severity.INFO)
                 .setSeverityText(denied || wouldDeny ? "WARN" : "INFO")
-                .setBody(body(r))
-                .setAllAttributes(attributes(r));
+                .setBody(body(r, action))
+                .setAllAttributes(attributes(r, action));
         b.emit();
     }
 
-    /** The record's fields as log-record attributes, under their audit names (OpenTelemetry semantic conventions where one exists). */
+    /** {@link #attributes(AuditRecord, String)} with the red-flag action the record alone shows. */
     static Attributes attributes(AuditRecord r) {
+        return attributes(r, redFlagAction(r, null));
+    }
+
+    /**
+     * The record's fields as log-record attributes, under their audit names (OpenTelemetry semantic
+     * conventions where one exists); the LLM fields under the GenAI names ({@code gen_ai.*}), red flags
+     * and capture under {@code sluice.*}.
+     *
+     * @param redFlagAction the matched red-flag rules' strongest action, or null
+     */
+    static Attributes attributes(AuditRecord r, String redFlagAction) {
         AttributesBuilder a = Attributes.builder();
         a.put(AuditFields.EVENT_ID, r.eventId());
         put(a, AuditFields.EXTENSION, r.extension());
@@ -336,6 +405,21 @@ public final class AuditExport implements AuditSink, Closeable {
         put(a, AuditFields.APPROVAL_SCOPE, r.approvalScope());
         put(a, AuditFields.ERROR, r.error());
         put(a, AuditFields.ADDRESS_CLASS, r.addressClass());
+        put(a, GEN_AI_RESPONSE_MODEL, r.llmModel());
+        if (r.llmInputTokens() != null) {
+            a.put(GEN_AI_INPUT_TOKENS, r.llmInputTokens());
+        }
+        if (r.llmOutputTokens() != null) {
+            a.put(GEN_AI_OUTPUT_TOKENS, r.llmOutputTokens());
+        }
+        if (r.redFlags() != null) {
+            a.put(AttributeKey.stringArrayKey(RED_FLAG_RULES), List.copyOf(r.redFlags().keySet()));
+            r.redFlags().forEach((rule, count) -> a.put(RED_FLAG_COUNT_PREFIX + rule, count));
+            put(a, RED_FLAG_ACTION, redFlagAction);
+        }
+        if (Boolean.TRUE.equals(r.capture())) {
+            a.put(CAPTURE, true);
+        }
         return a.build();
     }
 

@@ -29,6 +29,9 @@ public final class OcsfMapper {
     /** OCSF HTTP Activity class. */
     public static final int HTTP_ACTIVITY = 4002;
 
+    /** The {@code unmapped} field of the matched red-flag rules' strongest action. */
+    public static final String RED_FLAG_ACTION = "red_flag.action";
+
     private static final JsonFactory JSON = JsonFactory.builder().build();
     private static final Map<String, Integer> HTTP_ACTIVITIES = Map.of("CONNECT", 1, "DELETE", 2, "GET", 3,
             "HEAD", 4, "OPTIONS", 5, "POST", 6, "PUT", 7, "TRACE", 8);
@@ -43,9 +46,17 @@ public final class OcsfMapper {
 
     /** Returns the record as one OCSF JSON object on one line (no trailing newline). */
     public static String toJson(AuditRecord r) {
+        return toJson(r, AuditExport.redFlagAction(r, null));
+    }
+
+    /**
+     * As {@link #toJson(AuditRecord)}, with the matched red-flag rules' strongest action
+     * ({@code unmapped."red_flag.action"}), or null.
+     */
+    public static String toJson(AuditRecord r, String redFlagAction) {
         StringWriter w = new StringWriter(512);
         try (JsonGenerator g = JSON.createGenerator(w)) {
-            write(r, g);
+            write(r, g, redFlagAction);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -54,6 +65,14 @@ public final class OcsfMapper {
 
     /** Writes the record as one OCSF JSON object to {@code g}. */
     public static void write(AuditRecord r, JsonGenerator g) throws IOException {
+        write(r, g, AuditExport.redFlagAction(r, null));
+    }
+
+    /**
+     * Writes the record as one OCSF JSON object to {@code g}; {@code redFlagAction} is the matched
+     * red-flag rules' strongest action, or null.
+     */
+    public static void write(AuditRecord r, JsonGenerator g, String redFlagAction) throws IOException {
         int classUid = classUid(r);
         boolean denied = "deny".equals(r.decision());
         int activity;
@@ -181,8 +200,28 @@ public final class OcsfMapper {
             }
             g.writeEndObject();
         }
+        string(g, AuditFields.LLM_MODEL, r.llmModel());
+        longNumber(g, AuditFields.LLM_INPUT_TOKENS, r.llmInputTokens());
+        longNumber(g, AuditFields.LLM_OUTPUT_TOKENS, r.llmOutputTokens());
+        if (r.redFlags() != null) {
+            g.writeObjectFieldStart(AuditFields.RED_FLAGS);
+            for (Map.Entry<String, Long> e : r.redFlags().entrySet()) {
+                g.writeNumberField(e.getKey(), e.getValue());
+            }
+            g.writeEndObject();
+            string(g, RED_FLAG_ACTION, redFlagAction);
+        }
+        if (Boolean.TRUE.equals(r.capture())) {
+            g.writeBooleanField(AuditFields.CAPTURE, true);
+        }
         g.writeEndObject();
         g.writeEndObject();
+    }
+
+    private static void longNumber(JsonGenerator g, String name, Long value) throws IOException {
+        if (value != null) {
+            g.writeNumberField(name, value);
+        }
     }
 
     private static String capitalised(String method) {

@@ -27,10 +27,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *  "http.request.method": ..., "url.path": ...,        (query values masked, as in the audit record)
  *  "request":  {"content_type", "content_encoding", "body" | "body_base64", "body_bytes", "truncated", "note"},
  *  "response": {"status_code", "content_type", "content_encoding", "body" | "body_base64", "body_bytes",
- *               "truncated", "complete", "events": [{"event", "data"}], "text", "note"}}
+ *               "truncated", "complete", "events": [{"event", "data"}], "text", "note"},
+ *  "refusal":  {"status_code", "reason", "rule", "detail"}}
  * </pre>
  * {@code response} is absent when no response head came from the origin; {@code complete} is false when
  * the response broke off. {@code events} and {@code text} are there for {@code text/event-stream}.
+ * {@code refusal} is there instead when Sluice refused the request itself (a red flag, a credential
+ * under {@code redaction.action: block}, a spent token budget, ...): the status and reason it answered.
  */
 public final class Capture {
 
@@ -53,6 +56,10 @@ public final class Capture {
     private String responseContentEncoding;
     private CapturedBody response;
     private boolean responseComplete;
+    private Integer refusalStatus;
+    private String refusalReason;
+    private String refusalRule;
+    private String refusalDetail;
 
     /**
      * Starts a capture of one request.
@@ -147,6 +154,29 @@ public final class Capture {
         return latin1.getBytes(StandardCharsets.ISO_8859_1);
     }
 
+    /**
+     * Records that Sluice refused this request itself (its answer, not the origin's): the first call wins.
+     *
+     * @param statusCode the status Sluice answered (403, 429, ...)
+     * @param reason the reason word ({@code red_flag}, {@code token_budget}, ...)
+     * @param rule the rule id that refused, or null
+     * @param detail the short safe note the audit record carries in {@code error}, or null
+     */
+    public void refused(int statusCode, String reason, String rule, String detail) {
+        if (refusalStatus != null) {
+            return;
+        }
+        this.refusalStatus = statusCode;
+        this.refusalReason = reason;
+        this.refusalRule = rule;
+        this.refusalDetail = detail;
+    }
+
+    /** Answers whether {@link #refused} was called. */
+    public boolean isRefused() {
+        return refusalStatus != null;
+    }
+
     /** Marks the response as read to its end. */
     public void responseComplete() {
         responseComplete = true;
@@ -183,6 +213,14 @@ public final class Capture {
                 body(g, response, responseContentType != null
                         && responseContentType.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream"));
                 g.writeBooleanField("complete", responseComplete);
+                g.writeEndObject();
+            }
+            if (refusalStatus != null) {
+                g.writeObjectFieldStart("refusal");
+                g.writeNumberField("status_code", refusalStatus);
+                string(g, "reason", refusalReason);
+                string(g, "rule", refusalRule);
+                string(g, "detail", refusalDetail);
                 g.writeEndObject();
             }
             g.writeEndObject();

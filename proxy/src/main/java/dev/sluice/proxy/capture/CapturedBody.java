@@ -90,6 +90,15 @@ public final class CapturedBody {
         stop();
     }
 
+    /**
+     * Keeps nothing more of this body and says why in {@link #note()} (a refused request whose body
+     * Sluice never read as it would have been sent: it is not kept raw).
+     */
+    public void withhold(String why) {
+        note = why;
+        stop();
+    }
+
     private void stop() {
         stopped = true;
         scratch = null;

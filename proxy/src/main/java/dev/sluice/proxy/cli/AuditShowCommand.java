@@ -21,7 +21,7 @@ import picocli.CommandLine.Parameters;
  * {@code sluice audit show EVENT_ID}: one exchange, its audit record and, when it was captured (policy
  * {@code capture}), the request as sent upstream and the response, from the data dir's {@code captures/}.
  * {@code --format text} (the default) prints the record as indented JSON, then each body as text (an
- * event stream also as its reassembled text); {@code json} prints one object {@code {"record": ...,
+ * event stream also as its reassembled text) and, for a request Sluice refused, the refusal's status and reason; {@code json} prints one object {@code {"record": ...,
  * "capture": ...}}. Exit codes: 0 shown; 1 no record with that id (or no audit log), or a record marked
  * {@code capture: true} whose capture file is missing or unreadable (the record is still printed); 2 an id
  * that is not 16 lowercase hex characters.
@@ -116,8 +116,18 @@ final class AuditShowCommand extends CliCommand implements Callable<Integer> {
                 + describe(request));
         printBody(out, request);
         JsonNode response = capture.get("response");
+        JsonNode refusal = capture.get("refusal");
+        if (refusal != null) {
+            out.println("== refused by Sluice " + refusal.path("status_code").asText("") + " "
+                    + refusal.path("reason").asText("")
+                    + (refusal.has("rule") ? " (rule " + refusal.path("rule").asText() + ")" : "")
+                    + (refusal.has("detail") ? ": " + refusal.path("detail").asText() : "")
+                    + " (Sluice's answer, not the origin's)");
+        }
         if (response == null) {
-            out.println("== response: none (no response head came from the origin)");
+            if (refusal == null) {
+                out.println("== response: none (no response head came from the origin)");
+            }
             return;
         }
         out.println("== response " + response.path("status_code").asText("") + describe(response)

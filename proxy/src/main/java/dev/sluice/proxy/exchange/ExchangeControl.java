@@ -18,8 +18,17 @@ public final class ExchangeControl {
      * @param request the exchange to refuse
      * @param decision the refusal (a deny with its reason and rule)
      * @param detail a short safe note for the audit record, or null
+     * @param bodyAsSent true when the body that follows this message (or the content of a full request)
+     *     is the one that would have gone upstream: read by the redaction phase (redacted where
+     *     {@code redact: true} asks for it) and not yet through the credential phase, so that a capture
+     *     may keep it; false when the refusal came before the body was inspected (it follows raw)
      */
-    public record Refuse(ForwardRequest request, Decision decision, String detail) {
+    public record Refuse(ForwardRequest request, Decision decision, String detail, boolean bodyAsSent) {
+
+        /** A refusal whose following body is not known to be as sent ({@code bodyAsSent} false). */
+        public Refuse(ForwardRequest request, Decision decision, String detail) {
+            this(request, decision, detail, false);
+        }
     }
 
     /**

@@ -74,6 +74,9 @@ final class InspectedBody {
 
     private final ForwardRequest request;
     private final BodyPlan plan;
+    private final BodyDecoding.Coding coding;
+    private final DetectorSet detectors;
+    private final long maxInspectedBytes;
     private final Reason blockReason;
     private final BodyDecoding.Decoder decoder;
     private final StreamingRedactor redactor;
@@ -94,6 +97,9 @@ final class InspectedBody {
                           DetectorSet detectors, long maxInspectedBytes, int boundBytes) {
         this.request = request;
         this.plan = plan;
+        this.coding = coding;
+        this.detectors = detectors;
+        this.maxInspectedBytes = maxInspectedBytes;
         this.blockReason = plan.binary() ? Reason.CREDENTIAL_DETECTED : blockReason;
         this.decoder = BodyDecoding.decoder(coding, maxInspectedBytes);
         this.redactor = detectors.newRedactor(plan.format(), plan.action(), maxInspectedBytes);
@@ -347,18 +353,55 @@ final class InspectedBody {
     private Progress fail(ChannelHandlerContext ctx, HttpContent content, boolean last, Decision decision,
                           String detail) {
         record();
+        byte[] redacted = !headSent && last && redactor.blocked() ? redactedForCapture(content) : null;
         content.release();
         release();
         if (headSent) {
             ctx.fireChannelRead(new ExchangeControl.Abort(decision, detail));
         } else {
             headSent = true;
-            ctx.fireChannelRead(new ExchangeControl.Refuse(request, decision, detail));
-            if (last) {
+            if (redacted != null) {
+                // what redact would have sent, identity-coded: for the capture phase, dropped by the forwarder
+                request.request().headers().remove(HttpHeaderNames.CONTENT_ENCODING);
+            }
+            ctx.fireChannelRead(new ExchangeControl.Refuse(request, decision, detail, redacted != null));
+            if (redacted != null) {
+                ctx.fireChannelRead(new DefaultLastHttpContent(Unpooled.wrappedBuffer(redacted)));
+            } else if (last) {
                 ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
             }
         }
         return Progress.FAILED;
+    }
+
+    /**
+     * The body a {@code redact} action would have sent, for a capture of this block refusal: only when
+     * the request is to be captured (policy {@code capture}: its host, its sampled event id), the whole
+     * body was held ({@code content} is its last piece) and it is text (a binary body is never
+     * rewritten). Decoded again and run through a redacting redactor of the same detectors; null when
+     * any of that does not hold or fails (the capture then keeps no body).
+     */
+    private byte[] redactedForCapture(HttpContent content) {
+        dev.sluice.rules.policy.CaptureSettings capture = request.policy().capture();
+        if (original == null || plan.binary() || capture == null
+                || !capture.covers(request.target().target().host()) || !capture.sampled(request.audit().eventId())) {
+            return null;
+        }
+        try {
+            StreamingRedactor copy = detectors.newRedactor(plan.format(), RedactionAction.REDACT, maxInspectedBytes);
+            BodyDecoding.Decoder again = BodyDecoding.decoder(coding, maxInspectedBytes);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            BodyDecoding.Sink sink = (b, off, len) -> out.writeBytes(copy.feed(b, off, len));
+            byte[] held = ByteBufUtil.getBytes(original);
+            again.feed(held, 0, held.length, sink);
+            byte[] tail = ByteBufUtil.getBytes(content.content());
+            again.feed(tail, 0, tail.length, sink);
+            again.finish(sink);
+            out.writeBytes(copy.finish());
+            return out.toByteArray();
+        } catch (BodyTooLargeException | BodyDecoding.MalformedBodyException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** Copies the redactor's findings into the exchange's record (detector id → count). */

@@ -40,9 +40,11 @@ import java.util.function.Supplier;
  * {@link RedFlagScan} of the rules for the request's host and path. The request head is held until the
  * body's first chunk is read (unless it still carries {@code Expect: 100-continue}, which the origin
  * must answer before the body comes): a {@code block} rule matching there (always, for a body the redaction
- * phase held whole) refuses the request with 403 {@code red_flag} before anything goes upstream; a
- * match in a later chunk ends the exchange with {@link ExchangeControl.Abort}, which closes the upstream
- * connection before the body's end and answers 403 {@code red_flag}. The rest of the body is dropped.
+ * phase held whole) refuses the request with 403 {@code red_flag} before anything goes upstream, and the
+ * body goes on behind the refusal ({@link ExchangeControl.Refuse#bodyAsSent()}) for the capture phase,
+ * the forwarder dropping it; a match in a later chunk ends the exchange with {@link ExchangeControl.Abort},
+ * which closes the upstream connection before the body's end and answers 403 {@code red_flag}, and the
+ * rest of the body is dropped here.
  *
  * <p>Responses (JSON or {@code text/event-stream}): the text values of each body or event ({@code text},
  * {@code content}, {@code delta}, {@code arguments}, {@code partial_json}, {@code thinking},
@@ -155,16 +157,19 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         body.feed(content.content(), last);
         RedFlagRule blocking = body.blocking;
         if (blocking != null) {
-            content.release();
             body = null;
             Decision denial = Decision.deny(Reason.RED_FLAG, BuiltinRules.redFlag(blocking.id()));
             String detail = "red flag " + blocking.id() + " in the request body";
             if (held != null) {
-                ctx.fireChannelRead(new ExchangeControl.Refuse(held, denial, detail));
+                // Nothing went upstream: the body goes on behind the refusal, for the capture phase to
+                // keep (it is the body as it would have been sent); the forwarder drops it.
+                ctx.fireChannelRead(new ExchangeControl.Refuse(held, denial, detail, true));
                 held = null;
-            } else {
-                ctx.fireChannelRead(new ExchangeControl.Abort(denial, detail));
+                ctx.fireChannelRead(content);
+                return;
             }
+            content.release();
+            ctx.fireChannelRead(new ExchangeControl.Abort(denial, detail));
             if (last) {
                 ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
             } else {

@@ -133,7 +133,7 @@ public final class SluiceServer implements AutoCloseable {
                 transport.ioHandlerFactory());
         this.dialer = new UpstreamDialer(transport, self::get, UpstreamDialer.DEFAULT_CONNECT_TIMEOUT_MILLIS);
         // Read at start, like listen: the stdout and OTLP copies of each record, after the file's.
-        this.export = AuditExport.start(policy.audit(), otelConfig, System.out);
+        this.export = AuditExport.start(policy.audit(), otelConfig, System.out, () -> policies.current().redFlags());
         AuditSink records = export == null ? auditLog : record -> {
             auditLog.write(record);
             export.write(record);

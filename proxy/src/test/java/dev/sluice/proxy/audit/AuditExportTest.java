@@ -275,6 +275,82 @@ class AuditExportTest {
                 "OTEL_SDK_DISABLED", "true"))).isFalse();
     }
 
+    /** A captured LLM exchange with red flags of a log and an alert rule (the alert one the strongest). */
+    private static AuditRecord llmRecord(String id, String reason, String error) {
+        return new AuditRecord(Instant.parse("2026-12-01T10:00:00.123Z"), id, "default", "127.0.0.1", 40000,
+                "explicit", "POST", "https", "api.llm.test", 443, "/v1/messages", "intercept", "api.llm.test",
+                reason == null ? "allow" : "deny", reason == null ? "allowlisted" : reason, "extensions.default.allow[0]",
+                "127.0.0.1", reason == null ? 200 : 403, 10, 20, 3, null, null, error, null, null, null, null, null,
+                null, null, null, "claude-test-1", 12L, 34L,
+                Map.of("credential_path", 1L, "encoded_shell", 2L), true, null, null);
+    }
+
+    private static dev.sluice.rules.redflag.RedFlagSettings redFlagRules() {
+        return new dev.sluice.rules.redflag.RedFlagSettings(List.of(
+                new dev.sluice.rules.redflag.RedFlagRule(dev.sluice.rules.redflag.BuiltinRedFlags.credentialPath(),
+                        dev.sluice.rules.redflag.RedFlagAction.LOG, dev.sluice.rules.redflag.RedFlagDirection.BOTH),
+                new dev.sluice.rules.redflag.RedFlagRule(dev.sluice.rules.redflag.BuiltinRedFlags.encodedShell(),
+                        dev.sluice.rules.redflag.RedFlagAction.ALERT, dev.sluice.rules.redflag.RedFlagDirection.BOTH)),
+                List.of());
+    }
+
+    @Test
+    void llmRedFlagAndCaptureFieldsGoToOtlpUnderGenAiAndSluiceNames() throws Exception {
+        AuditExport export = AuditExport.start(new AuditSettings(Path.of("audit.jsonl"), 1 << 20, 1,
+                AuditSettings.Format.SLUICE, false), Map.of("otel.exporter.otlp.logs.endpoint", receiver.logsEndpoint(),
+                "otel.blrp.schedule.delay", "100"), OutputStream.nullOutputStream(), AuditExportTest::redFlagRules);
+        try {
+            export.write(llmRecord("00000000000000a1", null, null));
+            export.write(llmRecord("00000000000000a2", "red_flag", "red flag encoded_shell in the request body"));
+            export.write(record("00000000000000a3"));
+            await().atMost(Duration.ofSeconds(20)).until(() -> receiver.records().size() >= 3);
+        } finally {
+            export.close();
+        }
+        Map<String, OtlpReceiver.Received> byId = receiver.records().stream()
+                .collect(Collectors.toMap(r -> r.attribute("event.id"), r -> r));
+        OtlpReceiver.Received logged = byId.get("00000000000000a1");
+        assertThat(logged.attribute("gen_ai.response.model")).isEqualTo("claude-test-1");
+        assertThat(logged.attribute("gen_ai.usage.input_tokens")).isEqualTo("12");
+        assertThat(logged.attribute("gen_ai.usage.output_tokens")).isEqualTo("34");
+        assertThat(logged.attribute("sluice.red_flag.rules")).isEqualTo("credential_path,encoded_shell");
+        assertThat(logged.attribute("sluice.red_flags.credential_path")).isEqualTo("1");
+        assertThat(logged.attribute("sluice.red_flags.encoded_shell")).isEqualTo("2");
+        assertThat(logged.attribute("sluice.red_flag.action")).as("the strongest rule's, from the policy").isEqualTo("alert");
+        assertThat(logged.attribute("sluice.capture")).isEqualTo("true");
+        assertThat(logged.attributes().keySet()).noneMatch(k -> k.startsWith("llm."));
+        assertThat(byId.get("00000000000000a2").attribute("sluice.red_flag.action")).as("the record shows a block")
+                .isEqualTo("block");
+        OtlpReceiver.Received plain = byId.get("00000000000000a3");
+        assertThat(plain.attributes().keySet()).noneMatch(k -> k.startsWith("gen_ai.") || k.startsWith("sluice."));
+    }
+
+    @Test
+    void ocsfCarriesLlmRedFlagAndCaptureFieldsInUnmapped() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        AuditExport export = AuditExport.start(new AuditSettings(Path.of("audit.jsonl"), 1 << 20, 1,
+                AuditSettings.Format.OCSF, true), Map.of(), out, AuditExportTest::redFlagRules);
+        export.write(llmRecord("00000000000000b1", null, null));
+        export.write(llmRecord("00000000000000b2", null, "red_flag: encoded_shell in the response, stream closed"));
+        export.write(record("00000000000000b3"));
+        export.close();
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertThat(lines).hasSize(3);
+        JsonNode unmapped = JSON.readTree(lines.get(0)).get("unmapped");
+        assertThat(unmapped.path("llm.model").asText()).isEqualTo("claude-test-1");
+        assertThat(unmapped.path("llm.usage.input_tokens").asLong()).isEqualTo(12);
+        assertThat(unmapped.path("llm.usage.output_tokens").asLong()).isEqualTo(34);
+        assertThat(unmapped.path("red_flags").toString()).isEqualTo("{\"credential_path\":1,\"encoded_shell\":2}");
+        assertThat(unmapped.path("red_flag.action").asText()).isEqualTo("alert");
+        assertThat(unmapped.path("capture").asBoolean()).isTrue();
+        assertThat(JSON.readTree(lines.get(1)).at("/unmapped/red_flag.action").asText()).isEqualTo("block");
+        JsonNode plain = JSON.readTree(lines.get(2)).get("unmapped");
+        assertThat(plain.has("llm.model") || plain.has("red_flags") || plain.has("capture")).isFalse();
+        // without the policy's rules, only what the record shows
+        assertThat(JSON.readTree(OcsfMapper.toJson(llmRecord("00000000000000b4", null, null))).get("unmapped")
+                .has("red_flag.action")).isFalse();
+    }
+
     private static AuditRecord record(String id) {
         return new AuditRecord(Instant.parse("2026-12-01T10:00:00.123Z"), id, "default", "127.0.0.1", 40000,
                 "explicit", "GET", "http", "example.test", 80, "/", "none", null, "deny", "not_allowlisted",

@@ -359,4 +359,169 @@ class CaptureTest {
         assertThat(capture.path("request").path("body").asText()).isEqualTo("{\"content\":\"over h2\"}");
         assertThat(capture.path("response").path("body").asText()).isEqualTo(r.body());
     }
+
+    @Test
+    void aPromptBlockedByARedFlagIsCapturedRedactedWithItsRefusalAndAuditShowPrintsIt() throws Exception {
+        start("capture: { hosts: [" + API + "] }\nred_flags:\n  rules: [{ id: template_injection, action: block }]");
+        String key = fakeAnthropicKey();
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"key " + key
+                + " and {{config.__class__.__init__.__globals__}}\"}]}";
+        CurlResult r = post(API, "/v1/flagged", body);
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(403);
+        assertThat(r.body()).contains("red_flag");
+        assertThat(origin.requests()).as("nothing went upstream").isEmpty();
+
+        JsonNode record = record("/v1/flagged");
+        assertThat(record.path("reason").asText()).isEqualTo("red_flag");
+        assertThat(record.path("capture").asBoolean()).as(record.toString()).isTrue();
+        String id = record.path("event.id").asText();
+        JsonNode capture = capture(id);
+        String kept = capture.path("request").path("body").asText();
+        assertThat(kept).isEqualTo(body.replace(key, "[REDACTED:anthropic-api-key]"));
+        assertThat(capture.has("response")).isFalse();
+        JsonNode refusal = capture.path("refusal");
+        assertThat(refusal.path("status_code").asInt()).as(capture.toString()).isEqualTo(403);
+        assertThat(refusal.path("reason").asText()).isEqualTo("red_flag");
+        assertThat(refusal.path("rule").asText()).isEqualTo("red_flags.template_injection");
+        assertThat(Files.readString(CaptureStore.file(sluice.dataDir(), id))).doesNotContain(key);
+
+        Cli show = cli("audit", "show", id);
+        assertThat(show.code()).as(show.err()).isZero();
+        assertThat(show.out()).contains(kept).contains("== refused by Sluice 403 red_flag (rule red_flags.template_injection)")
+                .doesNotContain(key).doesNotContain("== response");
+        Cli tail = cli("audit", "tail", "--captured");
+        assertThat(tail.out()).contains(id);
+    }
+
+    @Test
+    void aRequestRefusedForACredentialIsCapturedWithWhatRedactWouldHaveSent() throws Exception {
+        start("capture: { hosts: [" + API + "] }\nredaction: { action: block }");
+        String key = fakeAnthropicKey();
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"my key is " + key + " ok\"}]}";
+        CurlResult r = post(API, "/v1/blocked", body);
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(403);
+        assertThat(origin.requests()).isEmpty();
+        JsonNode record = record("/v1/blocked");
+        assertThat(record.path("reason").asText()).isEqualTo("credential_detected");
+        assertThat(record.path("capture").asBoolean()).as(record.toString()).isTrue();
+        String id = record.path("event.id").asText();
+        JsonNode capture = capture(id);
+        assertThat(capture.path("request").path("body").asText())
+                .isEqualTo(body.replace(key, "[REDACTED:anthropic-api-key]"));
+        assertThat(capture.path("refusal").path("status_code").asInt()).isEqualTo(403);
+        assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("credential_detected");
+        assertThat(Files.readString(CaptureStore.file(sluice.dataDir(), id))).doesNotContain(key);
+        // a credential in a header is refused before the body is read: captured without a body
+        CurlResult header = post(API, "/v1/header", "{\"q\":1}", "X-Note: " + key);
+        assertThat(header.httpStatus()).as(header.stderr()).isEqualTo(403);
+        JsonNode headerCapture = capture(record("/v1/header").path("event.id").asText());
+        assertThat(headerCapture.path("request").path("body_bytes").asInt()).isZero();
+        assertThat(headerCapture.path("request").path("note").asText()).contains("not kept");
+        assertThat(headerCapture.path("refusal").path("reason").asText()).isEqualTo("credential_detected");
+        assertThat(headerCapture.toString()).doesNotContain(key);
+    }
+
+    @Test
+    void aRequestOverTheTokenBudgetIsCapturedWithItsRefusalAndWithoutItsBody() throws Exception {
+        String host = "budget.llm.test";
+        try (dev.sluice.proxy.testing.Origins llm = dev.sluice.proxy.testing.Origins.start(
+                TestTls.create(dir.resolve("budget-tls"), host))) {
+            llm.server().stubFor(com.github.tomakehurst.wiremock.client.WireMock.post("/v1/messages").willReturn(
+                    com.github.tomakehurst.wiremock.client.WireMock.aResponse().withStatus(200)
+                            .withHeader("Content-Type", "application/json")
+                            .withBody("{\"model\":\"m-1\",\"usage\":{\"input_tokens\":7,\"output_tokens\":5}}")));
+            sluice = SluiceFixture.start("""
+                    version: 1
+                    extensions:
+                      default:
+                        allow: [{ host: %1$s, ports: [%2$d] }]
+                    network:
+                      allow_private: ["127.0.0.1/32"]
+                      hosts: { %1$s: 127.0.0.1 }
+                    inspect:
+                      %1$s: { redact: true }
+                    tls:
+                      extra_trust: ["%3$s"]
+                    limits:
+                      token_budget: { tokens: 10, window: 1h }
+                    capture: { hosts: [%1$s] }
+                    listen:
+                      proxy: 127.0.0.1:0
+                    """.formatted(host, llm.httpsPort(), llm.caPem().toAbsolutePath()));
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                Path file = Files.writeString(dir.resolve("budget-" + i + ".json"), "{\"content\":\"ask " + i + "\"}");
+                statuses.add(Curl.run(List.of("-x", sluice.proxyUrl(), "--cacert",
+                        sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Content-Type: application/json",
+                        "--data-binary", "@" + file, "https://" + host + ":" + llm.httpsPort() + "/v1/messages"),
+                        Duration.ofSeconds(30)).httpStatus());
+            }
+            assertThat(statuses).containsExactly(200, 429);
+            JsonNode refused = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                    .filter(r -> "token_budget".equals(r.path("reason").asText())).findFirst().orElse(null), r -> r != null);
+            assertThat(refused.path("capture").asBoolean()).as(refused.toString()).isTrue();
+            JsonNode capture = capture(refused.path("event.id").asText());
+            assertThat(capture.path("refusal").path("status_code").asInt()).isEqualTo(429);
+            assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("token_budget");
+            assertThat(capture.path("request").path("body_bytes").asInt()).as("refused before redaction read it").isZero();
+            assertThat(capture.path("request").path("note").asText()).contains("not kept");
+        }
+    }
+
+    @Test
+    void aRefusalOfTheCredentialPhaseAfterTheCaptureIsReadFromTheRecord() throws Exception {
+        start("capture: { hosts: [" + API + ", " + OTHER + "] }");
+        String ph = PlaceholderKey.loadOrCreate(sluice.dataDir()).placeholder("default", "llm");
+        String body = "{\"api_key\":\"" + ph + "\"}";
+        CurlResult r = post(OTHER, "/v1/elsewhere", body);
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(403);
+        JsonNode record = record("/v1/elsewhere");
+        assertThat(record.path("reason").asText()).isEqualTo("credential_host_mismatch");
+        assertThat(record.path("capture").asBoolean()).isTrue();
+        JsonNode capture = capture(record.path("event.id").asText());
+        assertThat(capture.path("request").path("body").asText()).isEqualTo(body);
+        assertThat(capture.path("refusal").path("status_code").asInt()).as(capture.toString()).isEqualTo(403);
+        assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("credential_host_mismatch");
+        assertThat(capture.toString()).doesNotContain(REAL);
+    }
+
+    @Test
+    void aRedFlagInALaterChunkOfAStreamedBodyIsCapturedWithWhatWentUpstreamBeforeIt() throws Exception {
+        start("capture: { hosts: [" + API + "] }\nlimits: { max_buffered_body: 4KiB }\n"
+                + "red_flags:\n  rules: [{ id: template_injection, action: block }]");
+        StringBuilder text = new StringBuilder();
+        while (text.length() < 200_000) {
+            text.append("plain words of a long prompt ");
+        }
+        String body = "{\"content\":\"" + text + " {{config.__class__.__init__.__globals__}}\"}";
+        CurlResult r = post(API, "/v1/streamed", body);
+        JsonNode record = record("/v1/streamed");
+        assertThat(record.path("reason").asText()).as(record.toString()).isEqualTo("red_flag");
+        assertThat(record.path("capture").asBoolean()).isTrue();
+        JsonNode capture = capture(record.path("event.id").asText());
+        assertThat(capture.path("refusal").path("status_code").asInt()).as(r.stderr()).isEqualTo(403);
+        assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("red_flag");
+        String kept = capture.path("request").path("body").asText();
+        assertThat(kept).isNotEmpty();
+        assertThat(body).startsWith(kept);
+        assertThat(kept).doesNotContain("{{config");
+        assertThat(capture.has("response")).isFalse();
+    }
+
+    @Test
+    void aRedFlagRefusalOfAnHttp2StreamIsCapturedToo() throws Exception {
+        start("capture: { hosts: [" + API + "] }\nred_flags:\n  rules: [{ id: template_injection, action: block }]");
+        String body = "{\"content\":\"over h2 {{config.__class__.__init__.__globals__}}\"}";
+        Path file = Files.writeString(dir.resolve("h2-flag.json"), body);
+        CurlResult r = Curl.run(List.of("--http2", "-x", sluice.proxyUrl(), "--cacert",
+                sluice.dataDir().resolve("ca.crt.pem").toString(), "-H", "Content-Type: application/json",
+                "--data-binary", "@" + file, "https://" + API + ":" + origin.port() + "/v1/h2-flag"), Duration.ofSeconds(30));
+        assertThat(r.httpStatus()).as(r.stderr()).isEqualTo(403);
+        JsonNode record = record("/v1/h2-flag");
+        assertThat(record.path("capture").asBoolean()).as(record.toString()).isTrue();
+        JsonNode capture = capture(record.path("event.id").asText());
+        assertThat(capture.path("request").path("body").asText()).isEqualTo(body);
+        assertThat(capture.path("refusal").path("reason").asText()).isEqualTo("red_flag");
+        assertThat(origin.requests()).isEmpty();
+    }
 }

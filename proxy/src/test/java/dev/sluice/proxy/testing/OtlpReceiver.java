@@ -116,6 +116,8 @@ public final class OtlpReceiver implements AutoCloseable {
             case INT_VALUE -> Long.toString(v.getIntValue());
             case BOOL_VALUE -> Boolean.toString(v.getBoolValue());
             case DOUBLE_VALUE -> Double.toString(v.getDoubleValue());
+            case ARRAY_VALUE -> v.getArrayValue().getValuesList().stream().map(OtlpReceiver::show)
+                    .collect(Collectors.joining(","));
             default -> v.toString();
         };
     }

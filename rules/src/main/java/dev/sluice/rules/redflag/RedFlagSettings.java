@@ -48,6 +48,20 @@ public record RedFlagSettings(List<RedFlagRule> rules, List<Suppression> suppres
     }
 
     /**
+     * Returns the strongest action ({@code block} over {@code alert} over {@code log}) among the rules
+     * whose ids are in {@code flagged}, or null when none of them is a rule here.
+     */
+    public @Nullable RedFlagAction strongest(java.util.Collection<String> flagged) {
+        RedFlagAction best = null;
+        for (RedFlagRule r : rules) {
+            if (flagged.contains(r.id()) && (best == null || r.action().ordinal() > best.ordinal())) {
+                best = r.action();
+            }
+        }
+        return best;
+    }
+
+    /**
      * Returns the rules that run for an exchange to {@code host} (canonical) at {@code path} (the
      * request-target's path, without the query) in the given direction: those of that direction that
      * no suppression covers.
