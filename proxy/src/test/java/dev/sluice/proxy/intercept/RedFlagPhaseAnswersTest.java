@@ -118,15 +118,21 @@ class RedFlagPhaseAnswersTest {
         assertThat(drain(ch)).as("the head waits for the body's first chunk").isEmpty();
         ch.writeInbound(content(body, false));
         List<Object> out = drain(ch);
-        assertThat(out).singleElement().isInstanceOf(ExchangeControl.Refuse.class);
+        assertThat(out).hasSize(2);
+        assertThat(out.get(0)).isInstanceOf(ExchangeControl.Refuse.class);
         ExchangeControl.Refuse refuse = (ExchangeControl.Refuse) out.get(0);
         assertThat(refuse.request()).isSameAs(request);
+        assertThat(refuse.bodyAsSent()).as("nothing went upstream: the body follows for capture").isTrue();
+        assertThat(bodyOf(out)).isEqualTo(body);
         assertThat(refuse.decision().reason().label()).isEqualTo("red_flag");
         assertThat(refuse.decision().reason().httpStatus()).isEqualTo(403);
         assertThat(refuse.decision().ruleId()).isEqualTo("red_flags.template_injection");
         assertThat(refuse.detail()).isEqualTo("red flag template_injection in the request body");
         ch.writeInbound(content("    ", true));
-        assertThat(drain(ch)).as("the rest is dropped").singleElement().isSameAs(LastHttpContent.EMPTY_LAST_CONTENT);
+        List<Object> rest = drain(ch);
+        assertThat(rest).as("the rest follows the refusal too; the forwarder drops it")
+                .singleElement().isInstanceOf(LastHttpContent.class);
+        assertThat(bodyOf(rest)).isEqualTo("    ");
         assertThat(emitted(request.audit()).redFlags()).containsEntry("template_injection", 1L);
         assertThat(context.metrics().scrape())
                 .contains("sluice_red_flags_total{extension=\"agent\",rule=\"template_injection\"} 1.0");
