@@ -6,6 +6,9 @@ Systems: direct (no proxy), sluice, littleproxy, squid, tinyproxy; mitmproxy (mi
 sluice-intercept only take part in the interception load. Each round runs every load once for every
 system, in turn (A B C A B C ...; the order rotates by one each round), so drift on a shared machine
 hits every system alike. The tables report, per system, the median over the rounds of each figure.
+The native-TLS loads (tls_keepalive, tls_new, tls_new_full, sse_native) use NettyTlsLoad (Netty +
+BoringSSL) as the client and nginx (generated config in the temp dir) as the origin; they are skipped
+with a note when nginx or openssl is missing, and are not in --quick unless asked for with --loads.
 
 Exit status: 0 when Sluice and the direct baseline ran every load; 1 when Sluice failed to start or a
 Sluice or direct run produced no successful request (a harness bug or Sluice not working); peers that
@@ -37,7 +40,12 @@ BENCH_HOST = "llm.bench.test"
 
 PROXIES = ["sluice", "littleproxy", "squid", "tinyproxy"]
 ALL_SYSTEMS = ["direct"] + PROXIES + ["mitmproxy"]
-LOADS = ["plain", "https_new", "https_keepalive", "bulk", "sse", "idle"]
+CLASSIC_LOADS = ["plain", "https_new", "https_keepalive", "bulk", "sse", "idle"]
+# Loads on native TLS at both ends: the Netty + BoringSSL client (NettyTlsLoad) and nginx as the origin.
+# Not in --quick unless asked for with --loads (CI's smoke run stays what it was).
+NATIVE_LOADS = ["tls_keepalive", "tls_new", "tls_new_full", "sse_native"]
+LOADS = CLASSIC_LOADS + NATIVE_LOADS
+NATIVE_SYSTEMS = ["direct", "sluice", "sluice-intercept", "mitmproxy"]
 LOAD_SYSTEMS = {
     "plain": ["direct"] + PROXIES + ["sluice-nio"],
     "https_new": ["direct"] + PROXIES,
@@ -45,7 +53,12 @@ LOAD_SYSTEMS = {
     "bulk": ["direct"] + PROXIES + ["sluice-nio", "relay-copy", "relay-splice"],
     "idle": PROXIES,
     "sse": ["direct", "sluice", "mitmproxy", "sluice-intercept"],
+    "tls_keepalive": NATIVE_SYSTEMS,
+    "tls_new": NATIVE_SYSTEMS,
+    "tls_new_full": NATIVE_SYSTEMS,
+    "sse_native": NATIVE_SYSTEMS,
 }
+INTERCEPT_LOADS = ["sse"] + NATIVE_LOADS
 LOAD_TITLES = {
     "plain": "1. Plain HTTP, absolute-form, 13-byte responses, keep-alive, 64 connections (wrk)",
     "https_new": "2a. HTTPS through CONNECT, a new connection + CONNECT + TLS handshake per request, 16 workers (ConnectLoad --mode new)",
@@ -53,6 +66,10 @@ LOAD_TITLES = {
     "bulk": "3. One bulk download through a CONNECT tunnel (BulkDownload)",
     "idle": "4. Idle CONNECT tunnels held open: the proxy's RSS (IdleTunnels)",
     "sse": "5. 64 KiB JSON POST answered by an SSE stream, over TLS (SseLoad): interception with redaction vs blind tunnel",
+    "tls_keepalive": "6a. Native TLS at both ends (NettyTlsLoad on BoringSSL, nginx origin): HTTPS keep-alive GETs, 64 connections",
+    "tls_new": "6b. Native TLS: a new connection + CONNECT + TLS handshake per request, session resumption offered, 16 workers",
+    "tls_new_full": "6c. Native TLS: a new connection + CONNECT + full TLS handshake per request (no resumption), 16 workers",
+    "sse_native": "6d. Native TLS: 64 KiB JSON POST answered by an SSE body (nginx), 8 connections: interception with redaction vs blind tunnel",
 }
 
 
@@ -178,6 +195,12 @@ class Harness:
         # A proxy holds two sockets per tunnel (downstream and upstream), plus its own files.
         self.tunnels = min(wanted, (self.fd_limit - 300) // 2)
         self.tunnels_wanted = wanted
+        self.nginx_port = 0
+        self.nginx_note = None
+        self.native_warmup = args.native_warmup if args.native_warmup is not None else (
+            self.warmup if self.quick else max(self.warmup, 5))
+        self.native_warmup_pass = args.native_warmup_pass if args.native_warmup_pass is not None else (
+            max(self.warmup, 1) if self.quick else 20)
 
     # ---------------------------------------------------------------- processes
 
@@ -227,6 +250,95 @@ class Harness:
         log(f"origin: http {self.http_port}, https {self.https_port}, sse {self.sse_port}, "
             f"bulk {self.bulk_port} ({self.bulk_bytes} bytes)")
 
+    def start_nginx(self):
+        """nginx as the native-TLS origin (the Debian package, run as-is with a generated config): one TLS
+        listener on an ephemeral loopback port with a leaf for BENCH_HOST, localhost and 127.0.0.1 signed by
+        a CA made here; `/small` answers 13 bytes, `/v1/messages` (a POST) a fixed text/event-stream body
+        of 33 events. Everything (config, pid, logs, temp paths) lives in the run's temp dir. Returns None,
+        or why nginx is not available (the native loads are then skipped with that note)."""
+        self.nginx_port = 0
+        exe = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+        openssl = shutil.which("openssl")
+        if not exe:
+            return "nginx is not installed"
+        if not openssl:
+            return "openssl (to make nginx's certificate) is not installed"
+        d = self.work / "nginx"
+        d.mkdir()
+        os.chmod(d, 0o777)
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        (d / "leaf.ext").write_text(f"subjectAltName=DNS:{BENCH_HOST},DNS:localhost,IP:127.0.0.1\n"
+                                    "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                                    "extendedKeyUsage=serverAuth\n")
+        steps = [
+            [openssl, "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+             "-subj", "/CN=sluice-bench-nginx-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            [openssl, "req", *ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", f"/CN={BENCH_HOST}"],
+            [openssl, "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "leaf.pem", "-days", "2", "-extfile", "leaf.ext"],
+        ]
+        for cmd in steps:
+            out = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+            if out.returncode != 0:
+                return f"openssl failed making nginx's certificate: {(out.stderr or out.stdout).strip()[-200:]}"
+        for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (d / sub).mkdir()
+            os.chmod(d / sub, 0o777)
+        events = "".join(
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":" + str(i)
+            + ",\"delta\":{\"type\":\"text_delta\",\"text\":\"token " + str(i) + "\"}}\n\n" for i in range(32))
+        events += "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+        port = free_port()
+        conf = d / "nginx.conf"
+        conf.write_text(f"""# nginx as the harness's native-TLS origin; generated, everything under {d}.
+daemon off;
+master_process on;
+worker_processes 2;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+  access_log off;
+  client_body_temp_path {d}/body;
+  proxy_temp_path {d}/proxy;
+  fastcgi_temp_path {d}/fastcgi;
+  uwsgi_temp_path {d}/uwsgi;
+  scgi_temp_path {d}/scgi;
+  client_body_buffer_size 128k;
+  client_max_body_size 1m;
+  keepalive_requests 10000000;
+  keepalive_timeout 600s;
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    server_name {BENCH_HOST} localhost;
+    ssl_certificate {d}/leaf.pem;
+    ssl_certificate_key {d}/leaf.key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:bench:8m;
+    ssl_session_tickets on;
+    location = /small {{
+      default_type text/plain;
+      return 200 'hello, world\n';
+    }}
+    location = /v1/messages {{
+      default_type text/event-stream;
+      return 200 '{events}';
+    }}
+  }}
+}}
+""")
+        proc = self.spawn([exe, "-p", str(d) + "/", "-e", str(d / "error.log"), "-c", str(conf)], "nginx")
+        if not wait_port(port, proc, 30):
+            err = (d / "error.log").read_text(errors="replace")[-400:] if (d / "error.log").exists() else ""
+            return "nginx did not start: " + (self.log_tail("nginx", 5) + " " + err).strip()
+        self.nginx_port = port
+        self.nginx_dir = d
+        self.nginx_ca = d / "ca.pem"
+        self.origin_ports.append(port)
+        log(f"nginx origin: TLS on {port} ({version_of([exe, '-v'])})")
+        return None
+
     def sluice_policy(self, port, inspect):
         ports = ", ".join(str(p) for p in self.origin_ports)
         text = f"""version: 1
@@ -236,7 +348,7 @@ extensions:
       - cidr: 127.0.0.1/32
         ports: [{ports}]
       - host: {BENCH_HOST}
-        ports: [{self.sse_port}]
+        ports: [{", ".join(str(p) for p in [self.sse_port] + ([self.nginx_port] if self.nginx_port else []))}]
 network:
   allow_private: ["127.0.0.1/32"]
   hosts:
@@ -257,7 +369,7 @@ redaction:
   action: redact
   builtin: all
 tls:
-  extra_trust: [{self.origin_cert}]
+  extra_trust: [{", ".join(str(c) for c in [self.origin_cert] + ([self.nginx_ca] if self.nginx_port else []))}]
 """
         return text
 
@@ -486,6 +598,32 @@ LogLevel Critical
                          "--host", host, "--connections", 8, "--seconds", self.seconds, "--warmup", self.warmup,
                          timeout=self.seconds + self.warmup + 90)
 
+    def run_native(self, system, load, seconds=None, warmup=None):
+        """The native-TLS loads: NettyTlsLoad (Netty + BoringSSL) to nginx, directly or through a proxy.
+        The client's warm-up is --native-warmup (a fresh client JVM needs a few seconds of JIT and its
+        first handshakes before its own cost is small)."""
+        seconds = self.seconds if seconds is None else seconds
+        warmup = self.native_warmup if warmup is None else warmup
+        if not self.nginx_port:
+            raise RuntimeError("no nginx origin: " + (self.nginx_note or "not started"))
+        mode = {"tls_keepalive": "keepalive", "tls_new": "new", "tls_new_full": "new", "sse_native": "sse"}[load]
+        conns = {"keepalive": 64, "new": 16, "sse": 8}[mode]
+        ca = system.ca if system.ca else self.nginx_ca
+        # mitmproxy cannot resolve the bench name; the others reach BENCH_HOST (Sluice maps it in
+        # network.hosts; direct dials 127.0.0.1 with SNI BENCH_HOST).
+        host = "127.0.0.1" if system.name == "mitmproxy" else BENCH_HOST
+        args = ["--target", f"{host}:{self.nginx_port}", "--address", "127.0.0.1", "--proxy", system.port,
+                "--ca", ca, "--mode", mode, "--connections", conns, "--seconds", seconds,
+                "--warmup", warmup, "--threads", self.args.client_threads]
+        if mode == "keepalive" and self.args.tls_pipeline > 1:
+            args += ["--pipeline", self.args.tls_pipeline]
+        if load == "tls_new_full":
+            args += ["--resume", "false"]
+        result = self.java("NettyTlsLoad", *args, timeout=seconds + warmup + 90)
+        if result.get("handshakes") and result.get("resumed", -1) >= 0:
+            result["resumed_pct"] = round(100.0 * result["resumed"] / result["handshakes"], 1)
+        return result
+
     def run_idle(self, system):
         before = rss_kib(system.pid)
         cmd = ["java", "-Xss256k", "-cp", str(BENCH_JAR), "dev.sluice.benchmarks.IdleTunnels", "--proxy",
@@ -540,6 +678,18 @@ LogLevel Critical
                          "sse": self.run_sse}[load](self.systems[name])
                     except Exception as e:  # noqa: BLE001 - a warm-up failure shows again in the real run
                         log(f"warm-up {load} / {name}: {str(e)[:200]}")
+            # Every native load through every proxy for --native-warmup-pass seconds: cold, Sluice's
+            # interception path runs at a few requests per second (the first 64 KiB redactions take tens
+            # of ms of CPU each), so a short pass leaves it cold and its first round measures the JIT.
+            # Seen on the loaded 2-core machine: 2 s passes, then 10 s runs settling only after 30-40 s.
+            # (nginx and the client JVM, fresh in every run, need none of this.)
+            for load in [l for l in NATIVE_LOADS if l in self.loads and self.nginx_port]:
+                for name in [s for s in LOAD_SYSTEMS[load] if s in self.systems and s != "direct"]:
+                    try:
+                        self.run_native(self.systems[name], load, seconds=self.native_warmup_pass,
+                                        warmup=self.native_warmup)
+                    except Exception as e:  # noqa: BLE001 - a warm-up failure shows again in the real run
+                        log(f"warm-up {load} / {name}: {str(e)[:200]}")
         finally:
             self.seconds, self.warmup = seconds, saved
         log("warm-up pass done")
@@ -574,6 +724,8 @@ LogLevel Critical
                     result = self.run_sse(system)
                 elif load == "idle":
                     result = self.run_idle(system)
+                elif load in NATIVE_LOADS:
+                    result = self.run_native(system, load)
                 else:
                     raise ValueError(load)
             cpu_after = cpu_seconds(system.pid)
@@ -606,8 +758,12 @@ LogLevel Critical
         if not r["ok"]:
             log(f"{head} FAILED: {r['error'][:300]}")
         elif "rps" in r:
+            extra = ""
+            if "handshakes" in r:
+                extra = (f"  proxy CPU {r.get('cpu_us_per_request')} µs/req  client CPU "
+                         f"{r.get('client_cpu_us_per_request')} µs/req  resumed {r.get('resumed')}/{r['handshakes']}")
             log(f"{head} {r['rps']:>10.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms"
-                f"  errors {r.get('errors', 0)}  rss {fmt_mib(r.get('rss_max_kib'))} MiB")
+                f"  errors {r.get('errors', 0)}  rss {fmt_mib(r.get('rss_max_kib'))} MiB{extra}")
         elif "mbps" in r:
             log(f"{head} {r['mbps']:>10.1f} MB/s  rss {fmt_mib(r.get('rss_max_kib'))} MiB")
         else:
@@ -616,16 +772,24 @@ LogLevel Critical
 
     def run(self):
         wanted = self.args.systems.split(",") if self.args.systems else ALL_SYSTEMS + ["sluice-intercept"]
-        loads = self.args.loads.split(",") if self.args.loads else LOADS
-        if "sse" in loads and "sluice-intercept" not in wanted and not self.args.systems:
+        loads = self.args.loads.split(",") if self.args.loads else (CLASSIC_LOADS if self.quick else LOADS)
+        unknown = [l for l in loads if l not in LOADS]
+        if unknown:
+            raise SystemExit(f"harness: unknown load(s) {', '.join(unknown)} (expected: {', '.join(LOADS)})")
+        intercepting = any(l in INTERCEPT_LOADS for l in loads)
+        if intercepting and "sluice-intercept" not in wanted and not self.args.systems:
             wanted.append("sluice-intercept")
         if "direct" not in wanted:
             wanted.insert(0, "direct")
-        if "sse" not in loads:
+        if not intercepting:
             wanted = [w for w in wanted if w not in ("mitmproxy", "sluice-intercept")]
         self.wanted = wanted
         self.loads = loads
         self.start_origin()
+        if any(l in NATIVE_LOADS for l in loads):
+            self.nginx_note = self.start_nginx()
+            if self.nginx_note:
+                log(f"native-TLS loads skipped: {self.nginx_note}")
         self.start_systems(wanted)
         if self.tunnels < self.tunnels_wanted:
             log(f"idle tunnels: {self.tunnels} instead of {self.tunnels_wanted}: the open-files limit is "
@@ -636,6 +800,8 @@ LogLevel Critical
         self.warm_up()
         for rnd in range(1, rounds + 1):
             for load in loads:
+                if load in NATIVE_LOADS and not self.nginx_port:
+                    continue  # no nginx: noted in the results, not a failure
                 members = [s for s in LOAD_SYSTEMS[load] if s in self.systems]
                 shift = (rnd - 1) % max(1, len(members))
                 order = members[shift:] + members[:shift]
@@ -709,6 +875,12 @@ LogLevel Critical
                         continue
                     L.append(f"| {s} | {rps:,.0f} | {ratio(rps, d_rps)} | {p50:.2f} | {ratio(p50, d50)} | {p99:.2f} | "
                              f"{ratio(p99, d99)} | {'—' if cpu is None else f'{cpu:,.0f}'} | {fmt_mib(rss)} | {errs} | {note} |")
+            elif load in NATIVE_LOADS:
+                if not self.nginx_port:
+                    L.append(f"Skipped: {self.nginx_note}.")
+                    L.append("")
+                    continue
+                L.extend(self.native_table(load, systems))
             elif load == "bulk":
                 L.append("| system | MB/s | ×direct | proxy CPU s/GB | max RSS MiB | note |")
                 L.append("|---|---:|---:|---:|---:|---|")
@@ -754,6 +926,40 @@ LogLevel Critical
             L.append("Audit log on for Sluice: " + ", ".join(f"{k} wrote {v:,} records" for k, v in audit.items()) + ".")
             L.append("")
         return "\n".join(L)
+
+    def native_table(self, load, systems):
+        """The table of one native-TLS load: rates and latencies, the proxy's CPU per request (and, for new
+        connections, connections per second of one core of proxy CPU), the client's own CPU per request
+        (to show the client is not the bottleneck) and the client's resumed TLS handshakes."""
+        L = ["| system | req/s | ×direct | p50 ms | p99 ms | proxy CPU µs/req | per proxy CPU-s | "
+             "client CPU µs/req | resumed / handshakes | max RSS MiB | errors | note |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        d_rps = self.medians(load, "direct", "rps")
+        for s in systems:
+            note = self.note(load, s)
+            rps, p50, p99, rss, cpu, ccpu = (self.medians(load, s, k) for k in (
+                "rps", "p50_ms", "p99_ms", "rss_max_kib", "cpu_us_per_request", "client_cpu_us_per_request"))
+            if rps is None:
+                L.append(f"| {s} | — | | | | | | | | | | {note} |")
+                continue
+            ok = [r for r in self.runs if r["load"] == load and r["system"] == s and r["ok"]]
+            errs = sum(r.get("errors", 0) for r in ok)
+            hs = sum(r.get("handshakes", 0) for r in ok)
+            res = sum(r.get("resumed", 0) for r in ok if r.get("resumed", -1) >= 0)
+            resumed = f"{res:,} / {hs:,}" if any(r.get("resumed", -1) >= 0 for r in ok) else f"? / {hs:,}"
+            per_cpu = f"{1e6 / cpu:,.0f}" if cpu else "—"
+            L.append(f"| {s} | {rps:,.0f} | {ratio(rps, d_rps)} | {p50:.2f} | {p99:.2f} | "
+                     f"{'—' if cpu is None else f'{cpu:,.0f}'} | {per_cpu} | {'—' if ccpu is None else f'{ccpu:,.1f}'} | "
+                     f"{resumed} | {fmt_mib(rss)} | {errs} | {note} |")
+        L.append("")
+        L.append("Per proxy CPU-s: requests (for 6b/6c: new connections, each with its own handshake) per second "
+                 "of one core of the proxy process's CPU, 10⁶ / proxy CPU µs per request. Client CPU: "
+                 "NettyTlsLoad's own JVM over the measured period. Resumed: the client's TLS handshakes that "
+                 "resumed a session (BoringSSL `SSL_session_reused`), summed over the rounds; through an "
+                 "intercepting proxy these are the proxy's downstream (client-facing) handshakes. Sluice exports "
+                 "no leaf-cache or resumption counter; with one intercepted host every handshake after the first "
+                 "uses the cached leaf.")
+        return L
 
     def note(self, load, s):
         if s in self.skipped:
@@ -801,13 +1007,57 @@ LogLevel Critical
             how = "measured" if self.tunnels >= 10000 else f"extrapolated from {self.tunnels} tunnels"
             out.append(f"- 10,000 idle tunnels, Sluice RSS: {mib:.0f} MiB, {how} (target ≤ 512 MB) — "
                        f"{'met' if mib * 1.048576 <= 512 else 'NOT met'}")
+        if any(l in self.loads for l in NATIVE_LOADS):
+            out.extend(self.native_targets(line))
         si, mi = self.medians("sse", "sluice-intercept", "rps"), self.medians("sse", "mitmproxy", "rps")
-        if si is None:
+        if "sse" not in self.loads:
+            pass
+        elif si is None:
             out.append("- interception with redaction, Sluice / mitmproxy req/s (target ≥ 10): not measured — "
                        + self.skipped.get("sluice-intercept", "no Sluice interception run"))
         else:
             line("interception with redaction, Sluice / mitmproxy req/s", si / mi if mi else None, "≥ 10",
                  lambda v: v >= 10)
+        return out
+
+    def native_targets(self, line):
+        """Issue 15's interception targets, judged on the native-TLS loads (client and origin off the JDK)."""
+        out = []
+        if not self.nginx_port:
+            return [f"- native-TLS interception targets: not measured ({self.nginx_note})"]
+        for load, what in (("sse_native", "SSE POST with redaction"), ("tls_keepalive", "keep-alive GET")):
+            if load not in self.loads:
+                continue
+            si, mi = self.medians(load, "sluice-intercept", "rps"), self.medians(load, "mitmproxy", "rps")
+            if si is None or mi is None:
+                out.append(f"- interception ({what}), Sluice / mitmproxy req/s (target ≥ 10): not measured")
+            else:
+                out.append(f"- interception ({what}), Sluice / mitmproxy req/s: {si / mi:.2f} ({si:,.0f} / {mi:,.0f}; "
+                           f"target ≥ 10) — {'met' if si / mi >= 10 else 'NOT met'}")
+        for load, what in (("tls_keepalive", "keep-alive GET"), ("sse_native", "SSE POST, 64 KiB redacted")):
+            if load not in self.loads:
+                continue
+            cpu = self.medians(load, "sluice-intercept", "cpu_us_per_request")
+            if cpu is None:
+                out.append(f"- proxy CPU per intercepted request ({what}) (target ≤ 300 µs): not measured")
+            else:
+                out.append(f"- proxy CPU per intercepted request ({what}): {cpu:,.0f} µs (target ≤ 300 µs) — "
+                           f"{'met' if cpu <= 300 else 'NOT met'}")
+        for load, what in (("tls_new", "resumption offered"), ("tls_new_full", "full handshakes")):
+            if load not in self.loads:
+                continue
+            cpu = self.medians(load, "sluice-intercept", "cpu_us_per_request")
+            if cpu is None:
+                out.append(f"- new intercepted connections per second per core of proxy CPU ({what}) "
+                           f"(target ≥ 1,000): not measured")
+            else:
+                v = 1e6 / cpu
+                out.append(f"- new intercepted connections per second per core of proxy CPU ({what}): {v:,.0f} "
+                           f"({cpu:,.0f} µs each; target ≥ 1,000) — {'met' if v >= 1000 else 'NOT met'}")
+        if "tls_keepalive" in self.loads:
+            si, bl = self.medians("tls_keepalive", "sluice-intercept", "rps"), self.medians("tls_keepalive", "sluice", "rps")
+            line("keep-alive intercepted / blind tunnel req/s (Sluice, tls_keepalive)", si / bl if si and bl else None,
+                 "≥ 0.6", lambda v: v >= 0.6)
         return out
 
 
@@ -898,6 +1148,13 @@ def main():
     p.add_argument("--loads", default="", help="comma list from: " + ",".join(LOADS))
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "target" / "harness"))
     p.add_argument("--sluice-java-opts", default=os.environ.get("SLUICE_JAVA_OPTS", ""))
+    p.add_argument("--native-warmup", type=float, default=None,
+                   help="client warm-up seconds of the native-TLS loads (default max(--warmup, 5); quick: --warmup)")
+    p.add_argument("--native-warmup-pass", type=float, default=None,
+                   help="seconds each proxy runs each native-TLS load in the unrecorded warm-up pass (default 20; quick: --warmup)")
+    p.add_argument("--client-threads", type=int, default=1, help="event-loop threads of NettyTlsLoad")
+    p.add_argument("--tls-pipeline", type=int, default=1,
+                   help="requests in flight per connection in tls_keepalive (HTTP/1.1 pipelining when > 1)")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (configs, logs, audit)")
     args = p.parse_args()
     h = Harness(args)

@@ -3,7 +3,8 @@
 # interception), one loopback origin, alternating rounds. See benchmarks/README.md.
 #
 # Usage: benchmarks/harness/run.sh [--quick] [--rounds N] [--seconds S] [--systems a,b,...]
-#                                  [--loads plain,https_new,https_keepalive,bulk,sse,idle] [--tunnels N]
+#                                  [--loads plain,https_new,https_keepalive,bulk,sse,idle,
+#                                           tls_keepalive,tls_new,tls_new_full,sse_native] [--tunnels N]
 #                                  [--out DIR] [--keep]
 # Results: benchmarks/target/harness/results.md and results.json (or --out DIR).
 #
