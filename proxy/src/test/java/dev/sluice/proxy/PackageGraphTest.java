@@ -30,6 +30,16 @@ class PackageGraphTest {
     }
 
     @Test
+    void rulesPackagesHaveNoCycles() {
+        slices().matching("dev.sluice.rules.(*)..").should().beFreeOfCycles().check(SLUICE);
+    }
+
+    @Test
+    void certsPackagesHaveNoCycles() {
+        slices().matching("dev.sluice.certs.(*)..").should().beFreeOfCycles().check(SLUICE);
+    }
+
+    @Test
     void modulesHaveNoCycles() {
         slices().matching("dev.sluice.(*)..").should().beFreeOfCycles().check(SLUICE);
     }

@@ -148,14 +148,14 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             case REFUSE -> {
                 dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
                 ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
-                        "credentials." + sig.signed().grant().credential().name()), sig.detail()));
+                        BuiltinRules.credential(sig.signed().grant().credential().name())), sig.detail()));
                 return;
             }
             case SIGN -> {
                 if (request.websocket() != null) {
                     dropping = !(request.request() instanceof io.netty.handler.codec.http.FullHttpRequest);
                     ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.WEBSOCKET_REFUSED,
-                            "credentials." + sig.signed().grant().credential().name()),
+                            BuiltinRules.credential(sig.signed().grant().credential().name())),
                             "credentials are not injected into WebSocket handshakes"));
                     return;
                 }
@@ -237,7 +237,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             dropping = true;
             String ce = head.headers().get(HttpHeaderNames.CONTENT_ENCODING);
             ctx.fireChannelRead(new ExchangeControl.Refuse(request,
-                    Decision.deny(Reason.UNSUPPORTED_ENCODING, "credentials"),
+                    Decision.deny(Reason.UNSUPPORTED_ENCODING, BuiltinRules.CREDENTIALS),
                     "request Content-Encoding " + (ce.length() > 32 ? ce.substring(0, 32) + "..." : ce)
                             .replaceAll("[^\\x20-\\x7e]", "?")
                             + " cannot be searched for credential placeholders"));
@@ -373,7 +373,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
             "a SigV4 request Sluice signs again is held whole: its body is over limits.max_buffered_body";
 
     private Decision signedTooLarge() {
-        return Decision.deny(Reason.BODY_TOO_LARGE, "credentials." + resign.grant().credential().name());
+        return Decision.deny(Reason.BODY_TOO_LARGE, BuiltinRules.credential(resign.grant().credential().name()));
     }
 
     /**
@@ -391,14 +391,14 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 credentials.forPolicy(request.policy()).vault().value(name));
         if (pair == null) {
             ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.CREDENTIAL_UNAVAILABLE,
-                    "credentials." + name), "credential value is not an AWS key pair (docs/credentials.md)"));
+                    BuiltinRules.credential(name)), "credential value is not an AWS key pair (docs/credentials.md)"));
             return false;
         }
         String declared = headers.get("x-amz-content-sha256", "").strip();
         if (declared.matches("[0-9a-fA-F]{64}")
                 && !declared.equalsIgnoreCase(dev.sluice.proxy.credential.SigV4Signer.sha256Hex(body))) {
             ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
-                    "credentials." + name), "x-amz-content-sha256 does not match the request body"));
+                    BuiltinRules.credential(name)), "x-amz-content-sha256 does not match the request body"));
             return false;
         }
         headers.set(HttpHeaderNames.ACCEPT_ENCODING, "identity"); // before signing: it may be a signed header
@@ -411,7 +411,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                     authority, request.request().uri(), entries, body, resignUnsigned);
         } catch (RuntimeException e) {
             ctx.fireChannelRead(new ExchangeControl.Refuse(request, Decision.deny(Reason.SIGV4_REFUSED,
-                    "credentials." + name), "the AWS signer refused the request: " + e.getClass().getSimpleName()));
+                    BuiltinRules.credential(name)), "the AWS signer refused the request: " + e.getClass().getSimpleName()));
             return false;
         }
         headers.remove(HttpHeaderNames.AUTHORIZATION);
@@ -459,12 +459,12 @@ public final class CredentialPhase extends ChannelDuplexHandler {
 
     private Decision watchDenial(PlaceholderWatch.Verdict verdict, PlaceholderWatch w, ForwardRequest request) {
         if (verdict == PlaceholderWatch.Verdict.UNREADABLE) {
-            return Decision.deny(Reason.MALFORMED_REQUEST, "credentials");
+            return Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.CREDENTIALS);
         }
         String name = credentials.forPolicy(request.policy()).table()
                 .lookup(w.found().toLowerCase(java.util.Locale.ROOT))
                 .map(g -> g.credential().name()).orElse("unknown");
-        return Decision.deny(Reason.CREDENTIAL_HOST_MISMATCH, "credentials." + name);
+        return Decision.deny(Reason.CREDENTIAL_HOST_MISMATCH, BuiltinRules.credential(name));
     }
 
     private static String watchDetail(PlaceholderWatch.Verdict verdict, PlaceholderWatch w) {
@@ -689,7 +689,7 @@ public final class CredentialPhase extends ChannelDuplexHandler {
                 return null;
             }
             String shown = coding.length() > 32 ? coding.substring(0, 32) + "..." : coding;
-            return new ExchangeControl.Abort(Decision.deny(Reason.RESPONSE_NOT_SCRUBBABLE, "credentials"),
+            return new ExchangeControl.Abort(Decision.deny(Reason.RESPONSE_NOT_SCRUBBABLE, BuiltinRules.CREDENTIALS),
                     "response Content-Encoding " + shown.replaceAll("[^\\x20-\\x7e]", "?")
                             + " cannot be scrubbed of credentials; not relayed");
         }

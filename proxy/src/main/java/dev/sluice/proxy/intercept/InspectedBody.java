@@ -177,7 +177,7 @@ final class InspectedBody {
             return fail(ctx, content, last, Decision.deny(Reason.BODY_TOO_LARGE, BuiltinRules.MAX_INSPECTED_BODY),
                     "body over " + e.limitBytes() + " bytes");
         } catch (BodyDecoding.MalformedBodyException e) {
-            return fail(ctx, content, last, Decision.deny(e.reason(), "redaction.encoding"), e.getMessage());
+            return fail(ctx, content, last, Decision.deny(Reason.UNSUPPORTED_ENCODING, BuiltinRules.REDACTION_ENCODING), e.getMessage());
         }
     }
 

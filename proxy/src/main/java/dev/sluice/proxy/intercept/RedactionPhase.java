@@ -6,6 +6,7 @@ import dev.sluice.proxy.exchange.ExchangeControl;
 import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.decision.SigV4;
 import dev.sluice.rules.policy.RedactionSettings;
 import dev.sluice.rules.redact.BodyDecoding;
 import dev.sluice.rules.redact.BodyFormat;
@@ -13,7 +14,6 @@ import dev.sluice.rules.redact.BodyPlan;
 import dev.sluice.rules.redact.BodyTooLargeException;
 import dev.sluice.rules.redact.HeaderScanner;
 import dev.sluice.rules.redact.RedactionAction;
-import dev.sluice.rules.redact.SigV4;
 import dev.sluice.rules.redact.StreamingRedactor;
 import dev.sluice.rules.redact.UnsupportedContentEncodingException;
 import io.netty.buffer.ByteBuf;
@@ -116,7 +116,7 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         if (target.hasFindings()) {
             target.findings().forEach(audit::addRedactions);
             if (plan.action() == RedactionAction.BLOCK) {
-                refuse(ctx, request, Decision.deny(plan.blockReason(), "redaction"), "credential in the request-target");
+                refuse(ctx, request, Decision.deny(plan.blockReason(), BuiltinRules.REDACTION), "credential in the request-target");
                 return;
             }
             if (plan.action() == RedactionAction.REDACT) {
@@ -137,7 +137,7 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         try {
             coding = BodyDecoding.parse(headers.get(HttpHeaderNames.CONTENT_ENCODING));
         } catch (UnsupportedContentEncodingException e) {
-            refuse(ctx, request, Decision.deny(e.reason(), "redaction.encoding"), e.getMessage());
+            refuse(ctx, request, Decision.deny(Reason.UNSUPPORTED_ENCODING, BuiltinRules.REDACTION_ENCODING), e.getMessage());
             return;
         }
         long cap = request.policy().limits().maxInspectedBodyBytes();

@@ -65,7 +65,7 @@ final class FirstBytesHandler extends ChannelInboundHandlerAdapter {
     /** Longest method token accepted while telling HTTP from other protocols. */
     static final int MAX_METHOD_CHARS = 20;
     /** Rule id of refusals by the peek phase. */
-    static final String PEEK_RULE = "transparent.peek";
+    static final String PEEK_RULE = BuiltinRules.TRANSPARENT_PEEK;
 
     private final ProxyContext context;
     private final InterceptionPath interception;

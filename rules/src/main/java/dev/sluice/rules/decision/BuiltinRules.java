@@ -71,6 +71,8 @@ public final class BuiltinRules {
 
     /** A credential detector found a secret in an inspected body ({@link Reason#CREDENTIAL_DETECTED}, {@link Reason#SIGNED_BODY}). */
     public static final String REDACTION = "redaction";
+    /** A body whose {@code Content-Encoding} the redactor cannot undo (415 {@code unsupported_encoding}). */
+    public static final String REDACTION_ENCODING = "redaction.encoding";
 
     /** Returns the rule id of an approval granted for {@code scope} ({@code once}, {@code session}, {@code always}): {@code approval.<scope>}. */
     public static String approval(String scope) {
@@ -81,6 +83,12 @@ public final class BuiltinRules {
     public static String redFlag(String id) {
         return "red_flags." + id;
     }
+
+    /** Refusals of the credential phase that concern no one credential (an encoding it cannot undo, a
+     *  malformed placeholder, a response it cannot scrub). */
+    public static final String CREDENTIALS = "credentials";
+    /** Refusals by the transparent listener's first-bytes phase (neither TLS nor HTTP, cut, timed out). */
+    public static final String TRANSPARENT_PEEK = "transparent.peek";
 
     /** Returns the rule id of a refusal over the credential {@code name}'s placeholder: {@code credentials.<name>}. */
     public static String credential(String name) {

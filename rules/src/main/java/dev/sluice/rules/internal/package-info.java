@@ -1,5 +1,5 @@
 /**
- * Helpers of the rules module that are not API: the YAML tree with locations, path globs, rule lists.
+ * Helpers of the rules module that are not API: the YAML tree with locations, path globs.
  *
  * <p>Null-marked (JSpecify): parameters, returns and fields are non-null unless annotated {@code @Nullable}.
  */

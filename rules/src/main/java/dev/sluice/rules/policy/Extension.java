@@ -1,7 +1,6 @@
 package dev.sluice.rules.policy;
 
 import dev.sluice.rules.address.Cidr;
-import dev.sluice.rules.internal.RuleList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 

@@ -1,6 +1,5 @@
 package dev.sluice.rules.policy;
 
-import dev.sluice.rules.internal.RuleList;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;

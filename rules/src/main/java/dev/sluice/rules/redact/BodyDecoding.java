@@ -132,11 +132,6 @@ public final class BodyDecoding {
         public MalformedBodyException(String message) {
             super(message);
         }
-
-        /** Returns {@link dev.sluice.rules.decision.Reason#MALFORMED_REQUEST} (400). */
-        public dev.sluice.rules.decision.Reason reason() {
-            return dev.sluice.rules.decision.Reason.MALFORMED_REQUEST;
-        }
     }
 
     /**

@@ -1,7 +1,5 @@
 package dev.sluice.rules.redact;
 
-import dev.sluice.rules.decision.Reason;
-
 /**
  * A body (after content decoding) is larger than the inspection limit; the proxy answers 413
  * {@code body_too_large} and never passes the body on unscanned.
@@ -19,10 +17,5 @@ public final class BodyTooLargeException extends Exception {
     /** Returns the limit that was exceeded, in bytes. */
     public long limitBytes() {
         return limitBytes;
-    }
-
-    /** Returns {@link Reason#BODY_TOO_LARGE} (413). */
-    public Reason reason() {
-        return Reason.BODY_TOO_LARGE;
     }
 }

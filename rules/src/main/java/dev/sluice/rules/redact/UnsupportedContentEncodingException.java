@@ -1,7 +1,5 @@
 package dev.sluice.rules.redact;
 
-import dev.sluice.rules.decision.Reason;
-
 /**
  * A body's {@code Content-Encoding} is one Sluice cannot undo (br, zstd, compress, an unknown token, or a
  * stack of codings); the proxy answers 415 {@code unsupported_encoding} rather than pass it unscanned.
@@ -11,10 +9,5 @@ public final class UnsupportedContentEncodingException extends Exception {
 
     public UnsupportedContentEncodingException(String message) {
         super(message);
-    }
-
-    /** Returns {@link Reason#UNSUPPORTED_ENCODING} (415). */
-    public Reason reason() {
-        return Reason.UNSUPPORTED_ENCODING;
     }
 }

@@ -3,7 +3,6 @@ package dev.sluice.rules.redact;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.redact.BodyDecoding.Coding;
 import dev.sluice.rules.redact.BodyDecoding.MalformedBodyException;
 import java.io.ByteArrayOutputStream;
@@ -92,7 +91,6 @@ class BodyDecodingTest {
         BodyDecoding.Decoder d = BodyDecoding.decoder(Coding.GZIP, 1 << 20);
         assertThatThrownBy(() -> d.feed(bomb, 0, bomb.length, (b, off, len) -> seen[0] += len))
                 .isInstanceOfSatisfying(BodyTooLargeException.class, e -> {
-                    assertThat(e.reason()).isEqualTo(Reason.BODY_TOO_LARGE);
                     assertThat(e.limitBytes()).isEqualTo(1 << 20);
                 });
         assertThat(seen[0]).isLessThanOrEqualTo(1 << 20);
@@ -118,8 +116,7 @@ class BodyDecodingTest {
         for (String bad : new String[] {"br", "zstd", "compress", "x-compress", "x-foo", "gzip, gzip", "deflate, gzip", "gzip, br"}) {
             assertThatThrownBy(() -> BodyDecoding.parse(bad)).as(bad)
                     .isInstanceOfSatisfying(UnsupportedContentEncodingException.class, e -> {
-                        assertThat(e.reason()).isEqualTo(Reason.UNSUPPORTED_ENCODING);
-                        assertThat(e.reason().httpStatus()).isEqualTo(415);
+                        assertThat(e.getMessage()).isNotBlank();
                     });
         }
     }
@@ -128,7 +125,7 @@ class BodyDecodingTest {
     void corruptAndTruncatedDataAreMalformed() throws Exception {
         byte[] gz = gzip(text(10_000));
         assertThatThrownBy(() -> BodyDecoding.decodeAll("gzip", Arrays.copyOf(gz, gz.length - 3), 1 << 20))
-                .isInstanceOfSatisfying(MalformedBodyException.class, e -> assertThat(e.reason()).isEqualTo(Reason.MALFORMED_REQUEST));
+                .isInstanceOfSatisfying(MalformedBodyException.class, e -> assertThat(e.getMessage()).isNotBlank());
         byte[] badCrc = gz.clone();
         badCrc[badCrc.length - 6] ^= 1;
         assertThatThrownBy(() -> BodyDecoding.decodeAll("gzip", badCrc, 1 << 20)).isInstanceOf(MalformedBodyException.class)

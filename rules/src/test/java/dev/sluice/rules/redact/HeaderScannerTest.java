@@ -3,6 +3,7 @@ package dev.sluice.rules.redact;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.decision.SigV4;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.rules.decision.Reason;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -242,8 +241,6 @@ class StreamingRedactorTest {
         StreamingRedactor r = ALL.newRedactor(BodyFormat.PLAIN, RedactionAction.REDACT, 100);
         r.feed(new byte[60]);
         assertThatThrownBy(() -> r.feed(new byte[41])).isInstanceOfSatisfying(BodyTooLargeException.class, e -> {
-            assertThat(e.reason()).isEqualTo(Reason.BODY_TOO_LARGE);
-            assertThat(e.reason().httpStatus()).isEqualTo(413);
             assertThat(e.limitBytes()).isEqualTo(100);
         });
         assertThatThrownBy(() -> r.feed(new byte[1])).isInstanceOf(IllegalStateException.class);

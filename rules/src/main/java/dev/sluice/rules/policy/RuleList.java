@@ -1,8 +1,7 @@
-package dev.sluice.rules.internal;
+package dev.sluice.rules.policy;
 
 import dev.sluice.hosts.IpAddresses;
 import dev.sluice.rules.address.Cidr;
-import dev.sluice.rules.policy.Rule;
 import dev.sluice.rules.target.Target;
 import java.net.InetAddress;
 import java.util.AbstractList;

@@ -1,6 +1,6 @@
-package dev.sluice.rules.redact;
+package dev.sluice.rules.decision;
 
-import dev.sluice.rules.decision.Reason;
+import dev.sluice.rules.redact.RedactionAction;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
