@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -233,12 +234,15 @@ class AuditExportTest {
         AuditExport export = AuditExport.start(new AuditSettings(Path.of("audit.jsonl"), 1 << 20, 1,
                 AuditSettings.Format.SLUICE, true), Map.of(), stuck);
         int total = AuditExport.QUEUE_CAPACITY + 2_000;
-        long start = System.nanoTime();
-        for (int i = 0; i < total; i++) {
-            export.write(record("r" + i));
-        }
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        assertThat(elapsedMillis).as("%d writes against a stuck output took %d ms", total, elapsedMillis).isLessThan(2_000);
+        // The output stays stuck until `release` below: the writes can only complete if none of them waits
+        // for it (a blocking write would hang here, and the guard turns that into a failure).
+        CompletableFuture<Void> writes = CompletableFuture.runAsync(() -> {
+            for (int i = 0; i < total; i++) {
+                export.write(record("r" + i));
+            }
+        });
+        assertThat(writes).as("%d writes against a stuck output", total).succeedsWithin(Duration.ofSeconds(60));
+        assertThat(release.getCount()).as("the output was stuck throughout").isEqualTo(1);
         long dropped = export.failures(AuditExport.Failure.QUEUE_FULL);
         assertThat(dropped).isBetween(2_000L - 512, 2_000L);
         release.countDown();

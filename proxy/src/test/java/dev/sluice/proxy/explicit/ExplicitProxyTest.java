@@ -324,12 +324,12 @@ class ExplicitProxyTest {
     @Test
     void deniedRequestWithExpectContinueIsAnsweredWithoutItsBody() throws IOException {
         try (RawHttp raw = new RawHttp(sluice.address(), 3_000)) {
-            long start = System.nanoTime();
+            // The body is never sent: the answer can only arrive (within RawHttp's 3 s read timeout) if
+            // Sluice answers without waiting for it.
             RawHttp.Response response = raw.send("POST http://denied-expect.test/upload HTTP/1.1\r\n"
                     + "Host: denied-expect.test\r\nContent-Length: 10000000\r\nExpect: 100-continue\r\n\r\n").read();
             assertThat(response.status()).isEqualTo(403);
             assertThat(response.header("connection")).isEqualTo("close");
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
         }
         assertThat(awaitAudit("server.address", "denied-expect.test").path("reason").asText())
                 .isEqualTo("not_allowlisted");
