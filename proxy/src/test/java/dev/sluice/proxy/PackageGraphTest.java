@@ -3,10 +3,15 @@ package dev.sluice.proxy;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.Set;
+import java.util.TreeSet;
+import org.jspecify.annotations.NullMarked;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,8 +20,9 @@ import org.junit.jupiter.api.Test;
  * {@code admin}) → phases ({@code tunnel} → {@code intercept} → {@code request}, {@code forward}) →
  * shared leaves ({@code http}, {@code exchange}, {@code core}, {@code dial}, {@code tls}, {@code audit},
  * {@code metrics}, {@code limits}, {@code transport}, {@code approval}, {@code alerts}) → the {@code rules}, {@code certs} and {@code hosts}
- * modules. A new import cycle, an arrow pointing up the graph, or a Netty import in {@code rules} fails
- * the build.
+ * modules. A new import cycle (between proxy packages, between the packages of {@code rules} or of
+ * {@code certs}, or between modules), an arrow pointing up the graph, a Netty import in {@code rules}, or a
+ * package without {@code @NullMarked} fails the build.
  */
 class PackageGraphTest {
 
@@ -27,6 +33,17 @@ class PackageGraphTest {
     @Test
     void proxyPackagesHaveNoCycles() {
         slices().matching("dev.sluice.proxy.(*)..").should().beFreeOfCycles().check(SLUICE);
+    }
+
+    @Test
+    void everyPackageIsNullMarked() {
+        Set<String> unmarked = new TreeSet<>();
+        for (JavaClass c : SLUICE) {
+            if (!c.getPackage().isAnnotatedWith(NullMarked.class)) {
+                unmarked.add(c.getPackageName());
+            }
+        }
+        assertThat(unmarked).as("packages without a @NullMarked package-info.java").isEmpty();
     }
 
     @Test

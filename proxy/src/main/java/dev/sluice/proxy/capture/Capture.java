@@ -14,6 +14,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One captured exchange (policy {@code capture}), filled in on the event loop as it streams and handed
@@ -46,20 +47,20 @@ public final class Capture {
     private final int port;
     private final String method;
     private final String urlPath;
-    private final String requestContentType;
-    private final String requestContentEncoding;
+    private final @Nullable String requestContentType;
+    private final @Nullable String requestContentEncoding;
     private final CapturedBody request;
     private final long maxBodyBytes;
     private final AtomicBoolean submitted = new AtomicBoolean();
-    private Integer status;
-    private String responseContentType;
-    private String responseContentEncoding;
-    private CapturedBody response;
+    private @Nullable Integer status;
+    private @Nullable String responseContentType;
+    private @Nullable String responseContentEncoding;
+    private @Nullable CapturedBody response;
     private boolean responseComplete;
-    private Integer refusalStatus;
-    private String refusalReason;
-    private String refusalRule;
-    private String refusalDetail;
+    private @Nullable Integer refusalStatus;
+    private @Nullable String refusalReason;
+    private @Nullable String refusalRule;
+    private @Nullable String refusalDetail;
 
     /**
      * Starts a capture of one request.
@@ -257,7 +258,7 @@ public final class Capture {
     }
 
     /** The bytes as UTF-8, or null when they are not; a cut body may end inside a character (dropped). */
-    static String utf8(byte[] bytes, boolean cut) {
+    static @Nullable String utf8(byte[] bytes, boolean cut) {
         for (int drop = 0; drop <= (cut ? Math.min(3, bytes.length) : 0); drop++) {
             try {
                 return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
@@ -270,7 +271,7 @@ public final class Capture {
         return null;
     }
 
-    private static void string(JsonGenerator g, String name, String value) throws IOException {
+    private static void string(JsonGenerator g, String name, @Nullable String value) throws IOException {
         if (value != null) {
             g.writeStringField(name, value);
         }

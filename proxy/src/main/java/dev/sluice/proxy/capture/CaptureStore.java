@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code captures/} directory of the data dir: one file {@code <event.id>.json} ({@link Capture#toJson()})
@@ -76,10 +77,10 @@ public final class CaptureStore implements Closeable {
     private final AtomicLong lastWarnNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
     private final Thread writer;
     // writer-thread state
-    private TreeSet<Kept> kept;
+    private @Nullable TreeSet<Kept> kept;
     private final java.util.Map<Path, Kept> byFile = new java.util.HashMap<>();
     private long keptBytes;
-    private CaptureSettings settings;
+    private @Nullable CaptureSettings settings;
 
     private CaptureStore(Path dataDir, Clock clock) {
         this.dir = dataDir.resolve(DIRECTORY);
@@ -280,7 +281,7 @@ public final class CaptureStore implements Closeable {
     }
 
     /** Returns {@code captures/<eventId>.json} under {@code dataDir}, or null when {@code eventId} is not an id. */
-    public static Path file(Path dataDir, String eventId) {
+    public static @Nullable Path file(Path dataDir, @Nullable String eventId) {
         if (eventId == null || !NAME.matcher(eventId + ".json").matches()) {
             return null;
         }

@@ -5,6 +5,7 @@ import dev.sluice.rules.redact.BodyTooLargeException;
 import dev.sluice.rules.redact.UnsupportedContentEncodingException;
 import io.netty.buffer.ByteBuf;
 import java.io.ByteArrayOutputStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One body as a capture keeps it: its {@code Content-Encoding} ({@code gzip}, {@code deflate}) undone,
@@ -16,8 +17,8 @@ public final class CapturedBody {
 
     private final long maxBytes;
     private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
-    private BodyDecoding.Decoder decoder;
-    private byte[] scratch;
+    private BodyDecoding.@Nullable Decoder decoder;
+    private byte @Nullable [] scratch;
     private boolean truncated;
     private boolean stopped;
     private String note;

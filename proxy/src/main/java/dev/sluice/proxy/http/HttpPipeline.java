@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpResponseEncoder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one place an HTTP/1.1 pipeline is assembled: the handler names every phase uses, the request
@@ -82,8 +83,8 @@ public final class HttpPipeline {
      * @param forward the forwarding phase
      * @throws IllegalArgumentException when {@code after} names no handler, or a name is taken
      */
-    public static void install(ChannelPipeline pipeline, String after, Limits limits, ChannelHandler request,
-                               ChannelHandler redact, ChannelHandler forward) {
+    public static void install(ChannelPipeline pipeline, @Nullable String after, Limits limits,
+                               ChannelHandler request, @Nullable ChannelHandler redact, ChannelHandler forward) {
         install(pipeline, after, limits, request, redact, null, forward);
     }
 
@@ -91,8 +92,9 @@ public final class HttpPipeline {
      * As {@link #install(ChannelPipeline, String, Limits, ChannelHandler, ChannelHandler, ChannelHandler)},
      * with the credential phase ({@link #CREDENTIALS}, when non-null) between redaction and the forwarder.
      */
-    public static void install(ChannelPipeline pipeline, String after, Limits limits, ChannelHandler request,
-                               ChannelHandler redact, ChannelHandler credentials, ChannelHandler forward) {
+    public static void install(ChannelPipeline pipeline, @Nullable String after, Limits limits,
+                               ChannelHandler request, @Nullable ChannelHandler redact,
+                               @Nullable ChannelHandler credentials, ChannelHandler forward) {
         String previous = after;
         previous = add(pipeline, previous, DECODER, newDecoder(limits));
         previous = add(pipeline, previous, ENCODER, new HttpResponseEncoder());
@@ -107,8 +109,8 @@ public final class HttpPipeline {
      *
      * @throws IllegalArgumentException when {@code after} names no handler, or a name is taken
      */
-    public static void installPhases(ChannelPipeline pipeline, String after, ChannelHandler request,
-                                     ChannelHandler redact, ChannelHandler forward) {
+    public static void installPhases(ChannelPipeline pipeline, @Nullable String after, ChannelHandler request,
+                                     @Nullable ChannelHandler redact, ChannelHandler forward) {
         installPhases(pipeline, after, request, redact, null, forward);
     }
 
@@ -116,8 +118,9 @@ public final class HttpPipeline {
      * As {@link #installPhases(ChannelPipeline, String, ChannelHandler, ChannelHandler, ChannelHandler)},
      * with the credential phase ({@link #CREDENTIALS}, when non-null) between redaction and the forwarder.
      */
-    public static void installPhases(ChannelPipeline pipeline, String after, ChannelHandler request,
-                                     ChannelHandler redact, ChannelHandler credentials, ChannelHandler forward) {
+    public static void installPhases(ChannelPipeline pipeline, @Nullable String after, ChannelHandler request,
+                                     @Nullable ChannelHandler redact, @Nullable ChannelHandler credentials,
+                                     ChannelHandler forward) {
         String previous = add(pipeline, after, REQUEST, request);
         if (redact != null) {
             previous = add(pipeline, previous, REDACT, redact);
@@ -128,7 +131,7 @@ public final class HttpPipeline {
         add(pipeline, previous, FORWARD, forward);
     }
 
-    private static String add(ChannelPipeline pipeline, String after, String name, ChannelHandler handler) {
+    private static String add(ChannelPipeline pipeline, @Nullable String after, String name, ChannelHandler handler) {
         if (after == null) {
             pipeline.addFirst(name, handler);
         } else {

@@ -9,6 +9,7 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the request phase answers to a request head it will not take, before identity or policy matter:
@@ -31,7 +32,7 @@ final class DecoderFailures {
      *       than HTTP/1.0 and 1.1, a Transfer-Encoding other than {@code chunked}</td></tr>
      * </table>
      */
-    static Refusal of(HttpRequest request, int maxHeaderBytes) {
+    static @Nullable Refusal of(HttpRequest request, int maxHeaderBytes) {
         DecoderResult result = request.decoderResult();
         if (result.isFailure()) {
             Throwable cause = result.cause();

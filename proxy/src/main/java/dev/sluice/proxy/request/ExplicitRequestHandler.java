@@ -56,6 +56,7 @@ import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The request phase of the explicit listener (design.md steps 1–4): for each HTTP/1.x request it
@@ -372,8 +373,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
      * connection keeps its slot under {@code limits.max_connections_per_extension} while held.
      */
     private void hold(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
-                      Extension extension, Target target, HttpTarget httpTarget, RequestInfo info, boolean connect,
-                      Decision decision) {
+                      Extension extension, Target target, @Nullable HttpTarget httpTarget, @Nullable RequestInfo info,
+                      boolean connect, Decision decision) {
         state = State.HELD;
         Reads.setAutoRead(ctx.channel(), false);
         if (connect) {
@@ -419,7 +420,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     /** Goes on with a request the policy (or an approval) allows: a tunnel, or a request to forward. */
     private void proceed(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
-                         Extension extensionValue, Target target, HttpTarget httpTarget, boolean connect,
+                         Extension extensionValue, Target target, @Nullable HttpTarget httpTarget, boolean connect,
                          Decision decision) {
         Optional<Extension> extension = Optional.of(extensionValue);
         String websocket = null;
