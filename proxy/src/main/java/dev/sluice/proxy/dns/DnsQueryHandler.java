@@ -125,14 +125,13 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
             return;
         }
         audit.server(target.host(), 53);
-        Decision decision = target.isIpLiteral()
-                ? Decision.deny(Reason.NOT_ALLOWLISTED, DNS_RULE) : decideName(policy, extension.get(), target.host());
+        Decision decision = Decider.decideDnsQuery(policy, extension.get(), target);
         if (decision.verdict() == Verdict.ALLOW) {
             addAnswer(response, question);
             ctx.writeAndFlush(response.setCode(DnsResponseCode.NOERROR));
             return;
         }
-        audit.decision(new Decision(decision.verdict(), Reason.DNS_NOT_ALLOWLISTED, decision.ruleId(), null));
+        audit.decision(decision);
         audit.emit();
         if (decision.permits()) {
             addAnswer(response, question); // report mode: answered, recorded as would_deny

@@ -45,6 +45,14 @@ public interface RequestFront {
     HttpTarget target(HttpRequest request)
             throws MalformedTargetException, MisdirectedRequestException, OriginFormException;
 
+    /**
+     * Answers whether this front identifies the extension by the request's {@code Proxy-Authorization}
+     * (the explicit listener; then a repeated one is refused as an ambiguous identity); false by default.
+     */
+    default boolean identifiesByProxyAuthorization() {
+        return false;
+    }
+
     /** Answers whether {@code request} opens a tunnel (a CONNECT on the explicit listener); false by default. */
     default boolean opensTunnel(HttpRequest request) {
         return false;

@@ -44,7 +44,7 @@ public final class TransparentInterception implements InterceptionPath {
     public void intercept(ChannelHandlerContext ctx, ConnectRequest request, ByteBuf clientHello) {
         Channel downstream = ctx.channel();
         AuditEvent audit = request.audit();
-        Optional<InspectedHost> inspected = request.policy().inspected(request.target().host());
+        Optional<InspectedHost> inspected = Optional.ofNullable(request.decision().inspected());
         ByteCounter counter = new ByteCounter();
         counter.attach(audit, request.traffic());
         Future<Dialed> dial = context.dialer().dial(downstream.eventLoop(), request.policy(), request.decision(),

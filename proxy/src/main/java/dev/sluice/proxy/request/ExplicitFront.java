@@ -37,6 +37,11 @@ public final class ExplicitFront implements RequestFront {
     }
 
     @Override
+    public boolean identifiesByProxyAuthorization() {
+        return true;
+    }
+
+    @Override
     public Optional<Extension> identify(Policy policy, HttpRequest request) {
         return identify(policy, request.headers().get(HttpHeaderNames.PROXY_AUTHORIZATION));
     }

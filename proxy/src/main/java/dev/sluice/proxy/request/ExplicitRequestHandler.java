@@ -123,10 +123,6 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
      */
     private static final Object INPUT_ENDED = new Object();
 
-    /** Refusals a person may lift by approving (never address-class, self-loop, malformed or deny rules). */
-    private static final java.util.Set<Reason> APPROVABLE = java.util.EnumSet.of(Reason.NOT_ALLOWLISTED,
-            Reason.PORT_NOT_ALLOWED, Reason.METHOD_NOT_ALLOWED, Reason.PATH_NOT_ALLOWED);
-
     private final ProxyContext context;
     private final RequestFront front;
     private final Listener listener;
@@ -282,7 +278,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         Refusal refusal = DecoderFailures.of(request, policy.limits().maxHeaderBytes());
         if (refusal == null) {
             // One identity or none: repeated Proxy-Authorization or Host (SingleFields).
-            refusal = SingleFields.check(request.headers(), front instanceof ExplicitFront);
+            refusal = SingleFields.check(request.headers(), front.identifiesByProxyAuthorization());
             if (refusal != null) {
                 describeTargetForAudit(request, audit);
             }
@@ -353,10 +349,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                 : Decider.decide(policy, extension.get(), target, info);
         audit.decision(decision);
         if (!decision.permits()) {
-            if (policy.approvals() != null && context.approvals() != null && APPROVABLE.contains(decision.reason())
-                    && !(target.isIpLiteral() && dev.sluice.rules.address.AddressClassifier.classify(target.address())
-                            != dev.sluice.rules.address.AddressClass.PUBLIC)) {
-                // (An IP literal of a protected class is never asked about: no approval could open it.)
+            if (policy.approvals() != null && context.approvals() != null && Decider.approvable(decision, target)) {
                 hold(ctx, request, audit, policy, extension.get(), target, httpTarget, info, connect, decision);
                 return;
             }
@@ -437,8 +430,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             }
             Optional<InspectedHost> inspected = front.intercepted(policy);
             WebSocketMode mode = inspected.map(InspectedHost::websocket).orElse(null);
-            if (mode == WebSocketMode.REFUSE) {
-                refuse(ctx, request, audit, Decision.deny(Reason.WEBSOCKET_REFUSED, RULE_WEBSOCKET), false,
+            Decision upgrade = Decider.decideWebSocket(mode);
+            if (!upgrade.permits()) {
+                refuse(ctx, request, audit, upgrade, false,
                         "inspect." + inspected.get().host() + ".websocket: refuse");
                 return;
             }

@@ -137,7 +137,7 @@ public final class ConnectHandler extends ChannelInboundHandlerAdapter {
                 joinChannels(ctx, audit);
                 return;
             }
-            Optional<InspectedHost> inspected = request.policy().inspected(request.target().host());
+            Optional<InspectedHost> inspected = Optional.ofNullable(request.decision().inspected());
             if (inspected.isEmpty() || downstreamInputShut) {
                 // The 200 is out, so the refusal is a closed tunnel with its record; never a blind relay.
                 upstream.close();

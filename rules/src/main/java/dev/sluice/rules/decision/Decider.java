@@ -122,15 +122,16 @@ public final class Decider {
      */
     public static Decision decideTunnel(Policy policy, Extension extension, Target target) {
         Decision decision = decide(policy, extension, target, null);
-        boolean inspected = !target.isIpLiteral() && policy.inspected(target.host()).isPresent();
-        if (!inspected) {
-            return decision.withTunnelMode(TunnelMode.BLIND);
+        java.util.Optional<dev.sluice.rules.policy.InspectedHost> inspected = target.isIpLiteral()
+                ? java.util.Optional.empty() : policy.inspected(target.host());
+        if (inspected.isEmpty()) {
+            return decision.blindTunnel();
         }
         if (decision.verdict() != Verdict.ALLOW
                 && (decision.reason() == Reason.METHOD_NOT_ALLOWED || decision.reason() == Reason.PATH_NOT_ALLOWED)) {
             decision = Decision.allow(decision.ruleId());
         }
-        return decision.withTunnelMode(TunnelMode.INTERCEPT);
+        return decision.interceptedTunnel(inspected.get());
     }
 
     /** Rule id of a refusal of a tunnel's SNI that no rule decided (malformed, or an inspected host). */
@@ -178,30 +179,30 @@ public final class Decider {
         if (!tls) {
             Rule rule = allowRule(extension, tunnel.ruleId());
             boolean tlsOnly = rule == null ? target.port() == 443 : rule.tlsOnlyOn(target.port());
-            return tlsOnly ? miss(policy, Reason.NOT_HTTP_OR_TLS, tunnel.ruleId()).withTunnelMode(TunnelMode.BLIND)
+            return tlsOnly ? miss(policy, Reason.NOT_HTTP_OR_TLS, tunnel.ruleId()).blindTunnel()
                     : tunnel;
         }
         if (serverName == null) {
             return target.isIpLiteral() ? tunnel
-                    : miss(policy, Reason.NO_SNI, tunnel.ruleId()).withTunnelMode(TunnelMode.BLIND);
+                    : miss(policy, Reason.NO_SNI, tunnel.ruleId()).blindTunnel();
         }
         Target sni;
         try {
             sni = TargetParser.canonicalHost(serverName, target.port());
         } catch (MalformedTargetException e) {
-            return Decision.deny(Reason.SNI_MISMATCH, SNI_RULE).withTunnelMode(TunnelMode.BLIND);
+            return Decision.deny(Reason.SNI_MISMATCH, SNI_RULE).blindTunnel();
         }
         if (sni.host().equals(target.host())) {
             return tunnel;
         }
         Decision bySni = decideTunnel(policy, extension, sni);
         if (bySni.tunnelMode() == TunnelMode.INTERCEPT) {
-            return Decision.deny(Reason.SNI_MISMATCH, SNI_RULE).withTunnelMode(TunnelMode.BLIND);
+            return Decision.deny(Reason.SNI_MISMATCH, SNI_RULE).blindTunnel();
         }
         if (bySni.verdict() == Verdict.ALLOW) {
             return bySni;
         }
-        return miss(policy, Reason.SNI_MISMATCH, bySni.ruleId()).withTunnelMode(TunnelMode.BLIND);
+        return miss(policy, Reason.SNI_MISMATCH, bySni.ruleId()).blindTunnel();
     }
 
     /** Returns the extension's allow rule with id {@code ruleId}, or null. */
@@ -228,7 +229,59 @@ public final class Decider {
         if (decision.verdict() != Verdict.ALLOW) {
             decision = new Decision(decision.verdict(), Reason.NO_SNI, decision.ruleId(), null);
         }
-        return decision.withTunnelMode(TunnelMode.BLIND);
+        return decision.blindTunnel();
+    }
+
+    /** Refusals a person may lift by approving: an allowlist miss of host, port, method or path. */
+    private static final java.util.Set<Reason> APPROVABLE = java.util.EnumSet.of(Reason.NOT_ALLOWLISTED,
+            Reason.PORT_NOT_ALLOWED, Reason.METHOD_NOT_ALLOWED, Reason.PATH_NOT_ALLOWED);
+
+    /**
+     * Answers whether a refusal may be held for a person's approval ({@code approvals} in the policy):
+     * only an allowlist miss ({@code not_allowlisted}, {@code port_not_allowed}, {@code method_not_allowed},
+     * {@code path_not_allowed}) — never an address-class or self-loop refusal, a deny rule or a malformed
+     * request — and never for an IP literal of a protected address class, which no approval could open.
+     *
+     * @param decision a decision that does not permit
+     * @param target the request's canonical target
+     */
+    public static boolean approvable(Decision decision, Target target) {
+        if (decision.permits() || !APPROVABLE.contains(decision.reason())) {
+            return false;
+        }
+        return !(target.isIpLiteral() && AddressClassifier.classify(target.address()) != AddressClass.PUBLIC);
+    }
+
+    /**
+     * Decides a WebSocket handshake to a host: refused ({@link Reason#WEBSOCKET_REFUSED}, rule
+     * {@link BuiltinRules#INSPECT_WEBSOCKET}) when the host is inspected with {@code websocket: refuse},
+     * allowed otherwise (what the relay then does with the frames is the mode's business).
+     *
+     * @param mode the inspected host's {@code websocket} mode, or null for a host that is not inspected
+     */
+    public static Decision decideWebSocket(dev.sluice.rules.policy.@Nullable WebSocketMode mode) {
+        return mode == dev.sluice.rules.policy.WebSocketMode.REFUSE
+                ? Decision.deny(Reason.WEBSOCKET_REFUSED, BuiltinRules.INSPECT_WEBSOCKET)
+                : Decision.allow(BuiltinRules.INSPECT_WEBSOCKET);
+    }
+
+    /**
+     * Decides a DNS query of a transparent sandbox for {@code target} (RFC 1035 name, made canonical):
+     * an IP literal is never answered; a name is answered when {@link #decideName} permits it. A
+     * decision that does not allow carries {@link Reason#DNS_NOT_ALLOWLISTED} with the verdict and rule
+     * that decided it (so a report-mode miss is answered and recorded as {@code would_deny}).
+     *
+     * @return the decision; {@link Decision#permits()} tells whether the name is answered
+     */
+    public static Decision decideDnsQuery(Policy policy, Extension extension, Target target) {
+        if (target.isIpLiteral()) {
+            return Decision.deny(Reason.DNS_NOT_ALLOWLISTED, BuiltinRules.DNS_QUERY);
+        }
+        Decision decision = decideName(policy, extension, target.host());
+        if (decision.verdict() == Verdict.ALLOW) {
+            return decision;
+        }
+        return new Decision(decision.verdict(), Reason.DNS_NOT_ALLOWLISTED, decision.ruleId(), null);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.sluice.rules.decision;
 
 import org.jspecify.annotations.Nullable;
 import dev.sluice.rules.address.AddressClass;
+import dev.sluice.rules.policy.InspectedHost;
 import java.util.Objects;
 
 /**
@@ -16,9 +17,12 @@ import java.util.Objects;
  * @param tunnelMode for a tunnel decided by {@link Decider#decideTunnel} (or
  *     {@link Decider#decideTunnelWithoutSni}): what it becomes when it is let through; null for a visible
  *     request and for decisions made by {@link Decider#decide}
+ * @param inspected for a tunnel that becomes {@link TunnelMode#INTERCEPT}: the {@code inspect} settings
+ *     of its host in the policy snapshot that decided it (the way Smokescreen's decision carries its
+ *     interception config), so the phases that intercept need not look the host up again; null otherwise
  */
 public record Decision(Verdict verdict, Reason reason, String ruleId, @Nullable AddressClass addressClass,
-                       @Nullable TunnelMode tunnelMode) {
+                       @Nullable TunnelMode tunnelMode, @Nullable InspectedHost inspected) {
 
     public Decision {
         Objects.requireNonNull(verdict, "verdict");
@@ -26,9 +30,9 @@ public record Decision(Verdict verdict, Reason reason, String ruleId, @Nullable 
         Objects.requireNonNull(ruleId, "ruleId");
     }
 
-    /** A decision that says nothing about a tunnel ({@code tunnelMode} null). */
+    /** A decision that says nothing about a tunnel ({@code tunnelMode} and {@code inspected} null). */
     public Decision(Verdict verdict, Reason reason, String ruleId, @Nullable AddressClass addressClass) {
-        this(verdict, reason, ruleId, addressClass, null);
+        this(verdict, reason, ruleId, addressClass, null, null);
     }
 
     /** Returns an allow by {@code ruleId} (reason {@link Reason#ALLOWLISTED}). */
@@ -41,9 +45,15 @@ public record Decision(Verdict verdict, Reason reason, String ruleId, @Nullable 
         return new Decision(Verdict.DENY, reason, ruleId, null);
     }
 
-    /** Returns this decision carrying {@code mode} as what the tunnel becomes. */
-    public Decision withTunnelMode(TunnelMode mode) {
-        return new Decision(verdict, reason, ruleId, addressClass, mode);
+    /** Returns this decision carrying {@link TunnelMode#BLIND} as what the tunnel becomes. */
+    public Decision blindTunnel() {
+        return new Decision(verdict, reason, ruleId, addressClass, TunnelMode.BLIND, null);
+    }
+
+    /** Returns this decision carrying {@link TunnelMode#INTERCEPT}, under the host's {@code inspected} settings. */
+    public Decision interceptedTunnel(InspectedHost inspected) {
+        return new Decision(verdict, reason, ruleId, addressClass, TunnelMode.INTERCEPT,
+                Objects.requireNonNull(inspected, "inspected"));
     }
 
     /** Answers whether traffic may pass (allow, or would_deny in report mode). */

@@ -64,6 +64,13 @@ class DecideTunnelTest {
         assertThat(d.verdict().label()).as(scenario).isEqualTo(verdict);
         assertThat(d.reason().label()).as(scenario).isEqualTo(reason);
         assertThat(d.tunnelMode()).as(scenario).isEqualTo(tunnel);
+        // An intercepted tunnel carries the inspect settings it is intercepted under; a blind one none.
+        if (tunnel == TunnelMode.INTERCEPT) {
+            assertThat(d.inspected()).as(scenario)
+                    .isEqualTo(policy.inspected(TargetParser.parseAuthority(authority).host()).orElseThrow());
+        } else {
+            assertThat(d.inspected()).as(scenario).isNull();
+        }
     }
 
     @ParameterizedTest(name = "{0}")
