@@ -172,7 +172,7 @@ class LeafIssuerTest {
     @ValueSource(strings = {"", " ", "api.example.com ", "*.example.com", "API.example.com", "example.com.",
             "a..b", "-a.example", "a-.example", "[::1]", "0:0:0:0:0:0:0:1", "::FFFF", "127.1", "127.0.0.01",
             "256.0.0.1", "1.2.3", "fe80::1%eth0", "exa mple.com", "ex\u00e4mple.com", "../etc/passwd",
-            "::ffff:127.0.0.1"})
+            "::ffff:7f00:1"})
     void rejectsNonCanonicalHosts(String host) {
         assertThatThrownBy(() -> issuer.issue(host))
                 .isInstanceOf(IllegalArgumentException.class)

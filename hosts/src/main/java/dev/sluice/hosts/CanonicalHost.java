@@ -1,9 +1,6 @@
 package dev.sluice.hosts;
 
 import org.jspecify.annotations.Nullable;
-import java.net.Inet6Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.Objects;
 
 /**
@@ -14,7 +11,8 @@ import java.util.Objects;
  *       dot, no wildcard, a last label that is not all digits;</li>
  *   <li>an IPv4 literal as a dotted quad of decimal octets without leading zeros;</li>
  *   <li>an IPv6 literal without brackets or zone id, in the RFC 5952 text form (lowercase, longest
- *       zero run compressed), for example {@code ::1}.</li>
+ *       zero run compressed), for example {@code ::1}; an IPv4-mapped address as {@code ::ffff:a.b.c.d}
+ *       (RFC 5952 section 5), the form {@code rules}' TargetParser gives a target.</li>
  * </ul>
  *
  * @param text the host as given (already canonical)
@@ -112,8 +110,7 @@ public record CanonicalHost(String text, Kind kind, byte @Nullable [] address) {
     }
 
     private static CanonicalHost ipv6(String host) {
-        // Only hex digits, ':' and '.' (an embedded IPv4 tail): InetAddress then parses a literal and
-        // never asks DNS.
+        // Only hex digits, ':' and '.' (an embedded IPv4 tail).
         for (int i = 0; i < host.length(); i++) {
             char c = host.charAt(i);
             boolean ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == ':' || c == '.';
@@ -122,16 +119,12 @@ public record CanonicalHost(String text, Kind kind, byte @Nullable [] address) {
                         + "uppercase are not canonical)");
             }
         }
-        InetAddress parsed;
-        try {
-            parsed = InetAddress.getByName(host);
-        } catch (UnknownHostException e) {
+        byte[] bytes = IpAddresses.parseIpv6(host);
+        if (bytes == null) {
             throw bad(host, "not an IPv6 literal");
         }
-        if (!(parsed instanceof Inet6Address)) {
-            throw bad(host, "IPv4-mapped IPv6 literal (expected: the IPv4 form)");
-        }
-        byte[] bytes = parsed.getAddress();
+        // The one text form (IpAddresses.formatIpv6, RFC 5952), the form TargetParser gives targets:
+        // an IPv4-mapped address is written ::ffff:a.b.c.d, never ::ffff:7f00:1.
         String canonical = IpAddresses.formatIpv6(bytes);
         if (!canonical.equals(host)) {
             throw bad(host, "IPv6 literal not in RFC 5952 form '" + canonical + "'");

@@ -24,7 +24,9 @@ class CanonicalHostTest {
         "2001:db8::1, IPV6",
         "2001:db8:0:1:1:1:1:1, IPV6",
         "2001:0:0:1::1, IPV6",
-        "fe80::1:0:0:1, IPV6"
+        "fe80::1:0:0:1, IPV6",
+        "::ffff:127.0.0.1, IPV6",
+        "::ffff:169.254.169.254, IPV6"
     })
     void acceptsCanonicalHosts(String host, CanonicalHost.Kind kind) {
         CanonicalHost h = CanonicalHost.of(host);
@@ -45,7 +47,9 @@ class CanonicalHostTest {
         "'2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'",
         "'2001:db8::0:1', '2001:db8::1'",
         "'1:0:0:2:0:0:3:4', '1::2:0:0:3:4'",
-        "'2001:DB8::1', ''"
+        "'2001:DB8::1', ''",
+        "'::ffff:7f00:1', '::ffff:127.0.0.1'",
+        "'0:0:0:0:0:ffff:a00:1', '::ffff:10.0.0.1'"
     })
     void nonCanonicalIpv6NamesTheCanonicalForm(String given, String canonical) {
         var thrown = assertThatThrownBy(() -> CanonicalHost.of(given)).isInstanceOf(IllegalArgumentException.class);

@@ -275,6 +275,10 @@ public final class TargetParser {
                 if (labelLength > MAX_LABEL_LENGTH) {
                     throw new MalformedTargetException("host: " + quote(ascii) + ": label longer than 63 characters");
                 }
+                if (ascii.charAt(labelStart) == '-' || ascii.charAt(i - 1) == '-') {
+                    // RFC 1123 section 2.1 (and RFC 5280's preferred name syntax for a leaf's SAN)
+                    throw new MalformedTargetException("host: " + quote(ascii) + ": label starts or ends with '-'");
+                }
                 if (labelLength > 4 && ascii.startsWith("xn--", labelStart)) {
                     String label = ascii.substring(labelStart, i);
                     if (IDN.toUnicode(label, 0).equals(label)) {

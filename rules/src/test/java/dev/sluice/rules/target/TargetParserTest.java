@@ -3,6 +3,7 @@ package dev.sluice.rules.target;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.hosts.CanonicalHost;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,8 @@ class TargetParserTest {
     void canonicalNames(String input, String canonical) throws Exception {
         Target t = TargetParser.canonicalHost(input, 443);
         assertThat(t.host()).isEqualTo(canonical);
+        // One canonical form: what the rules parse, the certs module's check (hosts) takes as it is.
+        assertThat(CanonicalHost.of(t.host()).text()).isEqualTo(canonical);
         assertThat(t.port()).isEqualTo(443);
         if (Character.isDigit(canonical.charAt(0))) {
             assertThat(t.address()).isInstanceOf(Inet4Address.class);
@@ -68,6 +71,8 @@ class TargetParserTest {
     void ipv6Literals(String input, String canonical) throws Exception {
         Target t = TargetParser.canonicalHost(input, 80);
         assertThat(t.host()).isEqualTo(canonical);
+        assertThat(CanonicalHost.of(t.host()).text()).isEqualTo(canonical);
+        assertThat(CanonicalHost.of(t.host()).kind()).isEqualTo(CanonicalHost.Kind.IPV6);
         assertThat(t.address()).isInstanceOf(Inet6Address.class);
         assertThat(t.isIpv6Literal()).isTrue();
     }
@@ -78,7 +83,7 @@ class TargetParserTest {
         "exa\\mple.com", "1.2.3.4.5", "256.1.1.1", "1.2.3.256", "127.0.0.0x", "example.0x1", "example.123",
         "08.0.0.1", "0x.1.1.1", "1.2.3.09", "4294967296", "[::1", "[fe80::1%eth0]", "fe80::1%25eth0",
         "[v1.fe]", "[1::2::3]", "[12345::]", "[1:2:3:4:5:6:7:8:9]", "[::1.2.3]", "[:1]", "[1:]",
-        "a\u0000b.com", "xn--.com", "\u0000"
+        "a\u0000b.com", "xn--.com", "\u0000", "-a.example", "a-.example", "a.-b.example"
     })
     void malformedHosts(String input) {
         assertThatThrownBy(() -> TargetParser.canonicalHost(input, 443)).isInstanceOf(MalformedTargetException.class);
