@@ -9,6 +9,7 @@ import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.proxy.http.Answers;
 import dev.sluice.proxy.http.HopByHop;
 import dev.sluice.proxy.http.Lingering;
+import dev.sluice.proxy.http.Refusals;
 import dev.sluice.proxy.http.WebSocketUpgrade;
 import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.rules.decision.BuiltinRules;
@@ -361,30 +362,21 @@ final class ResponseRelay {
         ForwardRequest request = exchange.request;
         exchange.request = null;
         boolean close = exchange.closeDownstream || !exchange.requestComplete;
-        AuditEvent audit = request.audit();
-        FullHttpResponse answer = Answers.refusal(ctx.alloc(), denial.reason(), denial.reasonText(), close,
-                Answers.Refused.of(audit, denial.ruleId(), request.request().headers().get(HttpHeaderNames.ACCEPT)));
-        audit.decision(denial)
-                .statusCode(denial.reason().httpStatus());
-        if (detail != null && audit.errorOrNull() == null) {
-            audit.error(detail);
-        }
-        audit.emit();
+        String accept = request.request().headers().get(HttpHeaderNames.ACCEPT);
         if (close && !exchange.requestComplete) {
             // The request body is still coming: drop it as it arrives, close when it ends, when the
             // client half-closes, or after the linger. Reading may have been paused (for the dial, or
             // for backpressure): without reading, neither the body's end nor a FIN would be seen.
             exchange.lingering = true;
-            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-            Lingering.closeLater(ctx);
+            Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.CLOSE_AFTER_BODY);
             Reads.setAutoRead(ctx.channel(), true);
             return;
         }
         if (close) {
-            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
+            Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.CLOSE);
             return;
         }
-        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.KEEP_OPEN);
         ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
             ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);

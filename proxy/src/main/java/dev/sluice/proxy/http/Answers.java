@@ -55,7 +55,7 @@ public final class Answers {
                           @Nullable String eventId, @Nullable String accept) {
 
         /** The parts of a refusal known to {@code audit}, with {@code rule} and {@code accept}. */
-        public static Refused of(dev.sluice.proxy.audit.AuditEvent audit, String rule, String accept) {
+        public static Refused of(dev.sluice.proxy.audit.AuditEvent audit, String rule, @Nullable String accept) {
             return new Refused(audit.serverAddressOrNull(), audit.extensionOrNull(), rule, audit.eventId(), accept);
         }
     }

@@ -20,6 +20,7 @@ import dev.sluice.proxy.http.WebSocketUpgrade;
 import dev.sluice.rules.policy.InspectedHost;
 import dev.sluice.rules.policy.WebSocketMode;
 import dev.sluice.proxy.http.Lingering;
+import dev.sluice.proxy.http.Refusals;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.BuiltinRules;
@@ -513,37 +514,29 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     }
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Decision decision,
-                        boolean forceClose, String detail) {
+                        boolean forceClose, @Nullable String detail) {
         // A failed head closes anyway (and its Content-Length may not even parse).
         boolean hasBody = !request.decoderResult().isFailure()
                 && (HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0);
         boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
                 || request.decoderResult().isFailure();
-        String text = decision.reasonText();
-        FullHttpResponse response = Answers.refusal(ctx.alloc(), decision.reason(), text, close,
-                Answers.Refused.of(audit, decision.ruleId(), request.headers().get(HttpHeaderNames.ACCEPT)));
-        audit.decision(decision)
-                .statusCode(decision.reason().httpStatus());
-        if (detail != null) {
-            audit.error(detail);
-        }
-        audit.emit();
+        Refusals.Ending ending;
         if (close && hasBody && !request.decoderResult().isFailure()) {
             // The body is still coming: read and drop it, then close (a close now would reset the
             // connection and could lose the answer on the client's side).
             state = State.DISCARDING;
             closeAfterDiscard = true;
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-            Lingering.closeLater(ctx);
+            ending = Refusals.Ending.CLOSE_AFTER_BODY;
         } else if (close) {
             state = State.CLOSED;
             closeAfterDiscard = true;
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            ending = Refusals.Ending.CLOSE;
         } else {
             state = State.DISCARDING;
             closeAfterDiscard = false;
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            ending = Refusals.Ending.KEEP_OPEN;
         }
+        Refusals.refuse(ctx, audit, decision, detail, request.headers().get(HttpHeaderNames.ACCEPT), ending);
     }
 
     @Override

@@ -16,21 +16,26 @@ import io.netty.channel.Channel;
  * extension is known, its connection cap ({@code limits.max_connections_per_extension}, 503
  * {@code connection_limit}; the connection is bound to the extension of its first identified request
  * and released when it closes, whichever phase owns it then) and its egress budget (429
- * {@code egress_budget}). Not thread-safe: used on the connection's event loop.
+ * {@code egress_budget}). The explicit and intercepted request phase admits each request; the transparent
+ * listener's tunnel phase admits its one connection. Not thread-safe: used on the connection's event loop.
  */
-final class RequestAdmission {
+public final class RequestAdmission {
 
     private final ProxyContext context;
     private final String listener;  // the metrics label
     private @Nullable String boundExtension;
 
-    RequestAdmission(ProxyContext context, Listener listener) {
+    /**
+     * @param context the proxy's shared parts (audit log, connection limits, budgets)
+     * @param listener the listener the connection came in on (the label of the connection gauge)
+     */
+    public RequestAdmission(ProxyContext context, Listener listener) {
         this.context = context;
         this.listener = listener.label();
     }
 
     /** Returns the refusal while the audit log cannot write, else null. */
-    @Nullable Refusal auditHealth() {
+    public @Nullable Refusal auditHealth() {
         return context.auditLog().healthy() ? null
                 : new Refusal(Decision.deny(Reason.AUDIT_UNAVAILABLE, BuiltinRules.AUDIT), "audit log unavailable", true);
     }
@@ -41,7 +46,7 @@ final class RequestAdmission {
      *
      * @return the refusal, or null when the request may go on to its decision
      */
-    @Nullable Refusal admit(Channel channel, Extension extension, Policy policy, boolean bindsConnection) {
+    public @Nullable Refusal admit(Channel channel, Extension extension, Policy policy, boolean bindsConnection) {
         if (bindsConnection && !bind(channel, extension.name(), policy.limits().maxConnectionsPerExtension())) {
             return new Refusal(Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS), null, true);
         }

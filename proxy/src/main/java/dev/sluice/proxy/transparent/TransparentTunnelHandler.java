@@ -10,6 +10,8 @@ import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.metrics.TrafficMeter;
 import dev.sluice.proxy.core.ByteCounter;
 import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.request.Refusal;
+import dev.sluice.proxy.request.RequestAdmission;
 import dev.sluice.proxy.tunnel.Tunnels;
 import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.BuiltinRules;
@@ -116,19 +118,15 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             refuse(ctx, null, null);
             return;
         }
-        if (!context.auditLog().healthy()) {
-            refuse(ctx, Decision.deny(Reason.AUDIT_UNAVAILABLE, BuiltinRules.AUDIT), "audit log unavailable");
-            return;
+        // The same admission as a request's: the audit log can write, the connection cap (the slot is
+        // released when the connection closes), the egress budget.
+        RequestAdmission admission = new RequestAdmission(context, TransparentFront.LISTENER);
+        Refusal refused = admission.auditHealth();
+        if (refused == null) {
+            refused = admission.admit(ctx.channel(), extension, policy, true);
         }
-        String name = extension.name();
-        if (!context.connections().tryAcquire(name, TransparentFront.LISTENER.label(),
-                policy.limits().maxConnectionsPerExtension())) {
-            refuse(ctx, Decision.deny(Reason.CONNECTION_LIMIT, BuiltinRules.MAX_CONNECTIONS), null);
-            return;
-        }
-        ctx.channel().closeFuture().addListener(f -> context.connections().release(name, TransparentFront.LISTENER.label()));
-        if (context.budgets().exhausted(name, policy.limits().egressBudgetBytes(), policy.limits().egressBudgetWindow())) {
-            refuse(ctx, Decision.deny(Reason.EGRESS_BUDGET, BuiltinRules.EGRESS_BUDGET), null);
+        if (refused != null) {
+            refuse(ctx, refused.decision(), refused.detail());
             return;
         }
         TrafficMeter traffic = context.traffic(policy, extension, decision);
@@ -141,7 +139,7 @@ final class TransparentTunnelHandler extends ChannelInboundHandlerAdapter {
             }
             ByteBuf bytes = takeBytes(ctx);
             ctx.pipeline().remove(this);
-            interception.intercept(ctx, new ConnectRequest(target, decision, policy, audit, traffic, name,
+            interception.intercept(ctx, new ConnectRequest(target, decision, policy, audit, traffic, extension.name(),
                     TransparentFront.LISTENER), bytes);
             return;
         }
