@@ -293,7 +293,7 @@ public final class Interception {
     }
 
     /** Refuses a tunnel whose first bytes are not a TLS handshake record (RFC 8446 section 5.1, type 22). */
-    private static final class Peek extends ChannelInboundHandlerAdapter {
+    static final class Peek extends ChannelInboundHandlerAdapter {
         private static final byte HANDSHAKE = 22;
         private final AuditEvent tunnelAudit;
 
