@@ -16,7 +16,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,7 +43,6 @@ public final class AuditEvent {
 
     static final String MASK = "***";
 
-    private static final Pattern ABSOLUTE_FORM = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://");
 
     private final AuditSink sink;
     private final LongSupplier nanoTime;
@@ -458,6 +456,27 @@ public final class AuditEvent {
         return true;
     }
 
+    /** Answers whether {@code target} starts with {@code scheme://} (RFC 3986 section 3.1), without a regex. */
+    private static boolean startsWithScheme(String target) {
+        if (target.isEmpty() || !isAsciiLetter(target.charAt(0))) {
+            return false;
+        }
+        for (int i = 1; i < target.length(); i++) {
+            char c = target.charAt(i);
+            if (c == ':') {
+                return target.startsWith("//", i + 1);
+            }
+            if (!(isAsciiLetter(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-')) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isAsciiLetter(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+
     /**
      * Returns a request-target with every query value replaced by {@code ***}: {@code /a?x=1&b}
      * becomes {@code /a?x=***&b} (a parameter without {@code =} is kept as is). A fragment is dropped.
@@ -472,7 +491,7 @@ public final class AuditEvent {
         }
         String target = requestTarget;
         // Origin-form (the common case) never needs the scheme check.
-        if (!target.startsWith("/") && ABSOLUTE_FORM.matcher(target).find()) {
+        if (!target.startsWith("/") && startsWithScheme(target)) {
             int authorityStart = target.indexOf("://") + 3;
             int pathStart = indexOfAny(target, authorityStart, "/?#");
             target = pathStart < 0 ? "/" : target.substring(pathStart);

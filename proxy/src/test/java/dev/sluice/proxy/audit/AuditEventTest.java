@@ -158,6 +158,9 @@ class AuditEventTest {
         "http://h.test?k=v           | /?k=***",
         "https://h.test              | /",
         "*                           | *",
+        "git+ssh://u:pw@h.test/r?k=v | /r?k=***",
+        "h.test:443                  | h.test:443",
+        "1http://h.test/p            | 1http://h.test/p",
     })
     void masksQueryValues(String target, String expected) {
         assertThat(AuditEvent.maskQuery(target)).isEqualTo(expected);
