@@ -123,8 +123,10 @@ public final class Interception {
         }
         p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
+        // One per connection: its HTTP/2 streams run on its event loop and share what was found clean.
+        CleanValues clean = new CleanValues();
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
-                new RedactionPhase(inspected.redact()),
+                new RedactionPhase(inspected.redact(), clean),
                 context.credentials() == null ? null : new CredentialPhase(context.credentials(), true), forwarder);
         addMonitoring(context, p);
         java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
@@ -157,7 +159,7 @@ public final class Interception {
                         streamForwarder.pool(pool);
                         streamForwarder.h2Upstream(h2Upstreams, tls::installUpstreamOfferingH2);
                         HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
-                                new RedactionPhase(inspected.redact()),
+                                new RedactionPhase(inspected.redact(), clean),
                                 context.credentials() == null ? null
                                         : new CredentialPhase(context.credentials(), true), streamForwarder);
                         addMonitoring(context, pipeline);
