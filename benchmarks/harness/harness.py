@@ -45,7 +45,8 @@ CLASSIC_LOADS = ["plain", "https_new", "https_keepalive", "bulk", "sse", "idle"]
 # Not in --quick unless asked for with --loads (CI's smoke run stays what it was).
 NATIVE_LOADS = ["tls_keepalive", "tls_new", "tls_new_full", "sse_native"]
 LOADS = CLASSIC_LOADS + NATIVE_LOADS
-NATIVE_SYSTEMS = ["direct", "sluice", "sluice-intercept", "mitmproxy"]
+# sluice-intercept-base: another build's jar (--sluice-base-jar), intercepting, for before/after in one run.
+NATIVE_SYSTEMS = ["direct", "sluice", "sluice-intercept", "sluice-intercept-base", "mitmproxy"]
 LOAD_SYSTEMS = {
     "plain": ["direct"] + PROXIES + ["sluice-nio"],
     "https_new": ["direct"] + PROXIES,
@@ -373,6 +374,14 @@ tls:
 """
         return text
 
+    def sluice_cmd(self, name):
+        """The command that runs Sluice: the ./sluice script, or for sluice-intercept-base the jar given
+        with --sluice-base-jar (run as the script runs its own)."""
+        if name == "sluice-intercept-base":
+            return ["java", "--add-modules", "jdk.incubator.vector", *self.args.sluice_java_opts.split(),
+                    "-jar", str(Path(self.args.sluice_base_jar).resolve())]
+        return [str(SLUICE)]
+
     def start_sluice(self, name="sluice", inspect=False):
         port = free_port()
         data = self.work / f"{name}-data"
@@ -380,7 +389,7 @@ tls:
         policy = self.work / f"{name}-policy.yaml"
         policy.write_text(self.sluice_policy(port, inspect))
         if inspect:
-            check = subprocess.run([str(SLUICE), "check", str(policy)], capture_output=True, text=True)
+            check = subprocess.run(self.sluice_cmd(name) + ["check", str(policy)], capture_output=True, text=True)
             if check.returncode != 0:
                 first = (check.stdout + check.stderr).strip().splitlines()
                 why = (first[0] if first else "check failed").replace(str(policy), policy.name)
@@ -389,13 +398,13 @@ tls:
         env["SLUICE_JAVA_OPTS"] = self.args.sluice_java_opts
         # sluice-nio: the same build on the NIO fallback transport, to compare with the default (epoll).
         env["SLUICE_TRANSPORT"] = "nio" if name == "sluice-nio" else "epoll"
-        proc = self.spawn([str(SLUICE), "run", "--policy", str(policy), "--data-dir", str(data)], name, env=env)
+        proc = self.spawn(self.sluice_cmd(name) + ["run", "--policy", str(policy), "--data-dir", str(data)], name, env=env)
         if not wait_port(port, proc, 60):
             return None, "did not start: " + self.log_tail(name, 5)
         ca = None
         if inspect:
             ca = self.work / f"{name}-ca.pem"
-            exp = subprocess.run([str(SLUICE), "ca", "export", "--data-dir", str(data)], capture_output=True)
+            exp = subprocess.run(self.sluice_cmd(name) + ["ca", "export", "--data-dir", str(data)], capture_output=True)
             if exp.returncode != 0 or b"BEGIN CERTIFICATE" not in exp.stdout:
                 return None, "not available in this build: `sluice ca export` gave no CA certificate"
             ca.write_bytes(exp.stdout)
@@ -515,8 +524,8 @@ LogLevel Critical
         for name in wanted:
             if name == "direct":
                 continue
-            if name == "sluice-intercept":
-                system, why = self.start_sluice("sluice-intercept", inspect=True)
+            if name in ("sluice-intercept", "sluice-intercept-base"):
+                system, why = self.start_sluice(name, inspect=True)
             elif name == "sluice-nio":
                 system, why = self.start_sluice("sluice-nio")
             elif name in ("relay-copy", "relay-splice"):
@@ -779,10 +788,14 @@ LogLevel Critical
         intercepting = any(l in INTERCEPT_LOADS for l in loads)
         if intercepting and "sluice-intercept" not in wanted and not self.args.systems:
             wanted.append("sluice-intercept")
+        if self.args.sluice_base_jar and intercepting and "sluice-intercept-base" not in wanted:
+            wanted.append("sluice-intercept-base")
+        if not self.args.sluice_base_jar:
+            wanted = [w for w in wanted if w != "sluice-intercept-base"]
         if "direct" not in wanted:
             wanted.insert(0, "direct")
         if not intercepting:
-            wanted = [w for w in wanted if w not in ("mitmproxy", "sluice-intercept")]
+            wanted = [w for w in wanted if w not in ("mitmproxy", "sluice-intercept", "sluice-intercept-base")]
         self.wanted = wanted
         self.loads = loads
         self.start_origin()
@@ -807,7 +820,7 @@ LogLevel Critical
                 order = members[shift:] + members[:shift]
                 for name in order:
                     self.run_one(load, self.systems[name], rnd)
-        for name in ("sluice", "sluice-intercept", "sluice-nio"):
+        for name in ("sluice", "sluice-intercept", "sluice-intercept-base", "sluice-nio"):
             data = getattr(self, "sluice_data", {}).get(name)
             if data is not None and name in self.systems:
                 audit = data / "audit.jsonl"
@@ -956,9 +969,11 @@ LogLevel Critical
                  "of one core of the proxy process's CPU, 10⁶ / proxy CPU µs per request. Client CPU: "
                  "NettyTlsLoad's own JVM over the measured period. Resumed: the client's TLS handshakes that "
                  "resumed a session (BoringSSL `SSL_session_reused`), summed over the rounds; through an "
-                 "intercepting proxy these are the proxy's downstream (client-facing) handshakes. Sluice exports "
-                 "no leaf-cache or resumption counter; with one intercepted host every handshake after the first "
-                 "uses the cached leaf.")
+                 "intercepting proxy these are the proxy's downstream (client-facing) handshakes. Sluice counts "
+                 "them too (sluice_tls_downstream_handshakes_total{result}) and its leaf-cache look-ups "
+                 "(sluice_tls_leaf_cache_total{result}), not read here; with one intercepted host every handshake "
+                 "after the first uses the cached leaf. sluice-intercept-base: the jar given with --sluice-base-jar, "
+                 "intercepting, for before/after in the same run.")
         return L
 
     def note(self, load, s):
@@ -1144,10 +1159,13 @@ def main():
     p.add_argument("--warmup", type=float, default=None, help="warm-up seconds before each request-rate run")
     p.add_argument("--bulk-mib", type=int, default=0)
     p.add_argument("--tunnels", type=int, default=0, help="idle tunnels to hold (default 10,000; 1,000 quick)")
-    p.add_argument("--systems", default="", help="comma list from: " + ",".join(ALL_SYSTEMS + ["sluice-intercept", "sluice-nio", "relay-copy", "relay-splice"]))
+    p.add_argument("--systems", default="", help="comma list from: " + ",".join(ALL_SYSTEMS + ["sluice-intercept", "sluice-intercept-base", "sluice-nio", "relay-copy", "relay-splice"]))
     p.add_argument("--loads", default="", help="comma list from: " + ",".join(LOADS))
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "target" / "harness"))
     p.add_argument("--sluice-java-opts", default=os.environ.get("SLUICE_JAVA_OPTS", ""))
+    p.add_argument("--sluice-base-jar", default="",
+                   help="another build's sluice.jar (e.g. main's, before a change): adds the system "
+                        "sluice-intercept-base, intercepting like sluice-intercept, to the native-TLS loads")
     p.add_argument("--native-warmup", type=float, default=None,
                    help="client warm-up seconds of the native-TLS loads (default max(--warmup, 5); quick: --warmup)")
     p.add_argument("--native-warmup-pass", type=float, default=None,

@@ -52,6 +52,8 @@ public final class UpstreamTrust {
     private final List<X509Certificate> anchors;
     private final Set<TrustAnchor> trustAnchors;
     private final Set<X509Certificate> anchorSet;
+    /** The anchors by subject, for the path builder's short list ({@link #anchorsFor}). */
+    private final java.util.Map<javax.security.auth.x500.X500Principal, Set<TrustAnchor>> anchorsBySubject;
     private final X509TrustManager pkix;
 
     private UpstreamTrust(List<X509Certificate> anchors) throws GeneralSecurityException {
@@ -73,6 +75,12 @@ public final class UpstreamTrust {
         }
         this.trustAnchors = Set.copyOf(ta);
         this.anchorSet = new HashSet<>(this.anchors);
+        java.util.Map<javax.security.auth.x500.X500Principal, Set<TrustAnchor>> bySubject = new java.util.HashMap<>();
+        for (TrustAnchor anchor : this.trustAnchors) {
+            bySubject.computeIfAbsent(anchor.getTrustedCert().getSubjectX500Principal(), k -> new HashSet<>()).add(anchor);
+        }
+        bySubject.replaceAll((k, v) -> Set.copyOf(v));
+        this.anchorsBySubject = java.util.Map.copyOf(bySubject);
         TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
         tmf.init(ks);
         X509TrustManager found = null;
@@ -146,10 +154,15 @@ public final class UpstreamTrust {
         if (anchorSet.contains(chain[0])) {
             return new ValidatedChain(List.of(), chain[0]);
         }
+        Set<TrustAnchor> candidates = anchorsFor(chain);
+        if (candidates.isEmpty()) {
+            throw new CertificateException("no certification path to a trust anchor: no anchor issued a "
+                    + "certificate of the chain");
+        }
         try {
             X509CertSelector target = new X509CertSelector();
             target.setCertificate(chain[0]);
-            PKIXBuilderParameters params = new PKIXBuilderParameters(trustAnchors, target);
+            PKIXBuilderParameters params = new PKIXBuilderParameters(candidates, target);
             params.setRevocationEnabled(false);
             params.addCertStore(CertStore.getInstance("Collection",
                     new CollectionCertStoreParameters(Arrays.asList(chain))));
@@ -161,5 +174,23 @@ public final class UpstreamTrust {
         } catch (GeneralSecurityException e) {
             throw new CertificateException("no certification path to a trust anchor: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The anchors a path from {@code chain}'s leaf can end at: those whose subject is the issuer of a
+     * certificate of the chain. A built path holds the leaf and certificates the server sent (the cert
+     * store) and ends where its last certificate's issuer is an anchor, so no other anchor can end one;
+     * handing the builder these few instead of every system root spares it indexing ~150 anchors (their
+     * subjects and keys) on every upstream handshake.
+     */
+    private Set<TrustAnchor> anchorsFor(X509Certificate[] chain) {
+        Set<TrustAnchor> out = new HashSet<>();
+        for (X509Certificate c : chain) {
+            Set<TrustAnchor> issuers = anchorsBySubject.get(c.getIssuerX500Principal());
+            if (issuers != null) {
+                out.addAll(issuers);
+            }
+        }
+        return out;
     }
 }

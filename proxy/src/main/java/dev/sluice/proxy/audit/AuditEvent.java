@@ -103,7 +103,17 @@ public final class AuditEvent {
         this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
         this.startTime = Objects.requireNonNull(clock, "clock").instant();
         this.startNanos = nanoTime.getAsLong();
-        this.eventId = String.format("%016x", ThreadLocalRandom.current().nextLong());
+        this.eventId = hex16(ThreadLocalRandom.current().nextLong());
+    }
+
+    /** {@code value} as 16 lowercase hex digits, zero-padded: {@code String.format("%016x")} without its parser. */
+    static String hex16(long value) {
+        byte[] out = new byte[16];
+        for (int i = 15; i >= 0; i--) {
+            out[i] = (byte) "0123456789abcdef".charAt((int) (value & 0xf));
+            value >>>= 4;
+        }
+        return new String(out, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
     /** Returns this event's id (16 lowercase hex characters), e.g. to quote in a response body. */

@@ -111,7 +111,7 @@ public final class Interception {
         InterceptFront front = new InterceptFront(extension, target, listener);
         HttpForwarder forwarder = new HttpForwarder(context,
                 tls::installUpstream);
-        Gate gate = new Gate(tunnelAudit);
+        Gate gate = new Gate(tunnelAudit, context.metrics());
         String anchor = p.get(HttpPipeline.HEADER_DEADLINE) != null ? HttpPipeline.HEADER_DEADLINE : null;
         ChannelInboundHandlerAdapter peek = new Peek(tunnelAudit);
         SniHandler sni = new InterceptSni((String hostname, Promise<SslContext> promise) ->
@@ -123,8 +123,10 @@ public final class Interception {
         }
         p.addAfter(PEEK, "sni", sni);
         p.addAfter("sni", "gate", gate);
+        // One per connection: its HTTP/2 streams run on its event loop and share what was found clean.
+        CleanValues clean = new CleanValues();
         HttpPipeline.install(p, "gate", policy.limits(), new ExplicitRequestHandler(context, front),
-                new RedactionPhase(inspected.redact()),
+                new RedactionPhase(inspected.redact(), clean),
                 context.credentials() == null ? null : new CredentialPhase(context.credentials(), true), forwarder);
         addMonitoring(context, p);
         java.util.concurrent.atomic.AtomicReference<Channel> spare = new java.util.concurrent.atomic.AtomicReference<>();
@@ -157,7 +159,7 @@ public final class Interception {
                         streamForwarder.pool(pool);
                         streamForwarder.h2Upstream(h2Upstreams, tls::installUpstreamOfferingH2);
                         HttpPipeline.installPhases(pipeline, after, new ExplicitRequestHandler(context, front),
-                                new RedactionPhase(inspected.redact()),
+                                new RedactionPhase(inspected.redact(), clean),
                                 context.credentials() == null ? null
                                         : new CredentialPhase(context.credentials(), true), streamForwarder);
                         addMonitoring(context, pipeline);
@@ -320,6 +322,7 @@ public final class Interception {
     /** Ends the tunnel, with its audit record, when the SNI is refused or a TLS handshake fails. */
     private static final class Gate extends ChannelInboundHandlerAdapter {
         private final AuditEvent tunnelAudit;
+        private final dev.sluice.proxy.metrics.SluiceMetrics metrics;
         volatile Reason refusal;
         volatile String sni;
         /** The audit text of a refusal that has more to say than its reason. */
@@ -343,8 +346,9 @@ public final class Interception {
         private final java.util.ArrayDeque<Object> early = new java.util.ArrayDeque<>();
         private boolean handshaken;
 
-        Gate(AuditEvent tunnelAudit) {
+        Gate(AuditEvent tunnelAudit, dev.sluice.proxy.metrics.SluiceMetrics metrics) {
             this.tunnelAudit = tunnelAudit;
+            this.metrics = metrics;
         }
 
         @Override
@@ -356,6 +360,9 @@ public final class Interception {
                     }
                     handshaken = true;
                     io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+                    if (metrics != null) {
+                        metrics.downstreamHandshake(resumed(ssl));
+                    }
                     if (h2 != null && ssl != null
                             && ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
                         upstreamPlaced = true;
@@ -377,6 +384,17 @@ public final class Interception {
                 }
             }
             ctx.fireUserEventTriggered(evt);
+        }
+
+        /** Whether the finished handshake of {@code ssl} resumed a session; null when the provider does not tell (JDK). */
+        private static Boolean resumed(io.netty.handler.ssl.SslHandler ssl) {
+            if (ssl != null && ssl.engine() instanceof io.netty.handler.ssl.ReferenceCountedOpenSslEngine engine) {
+                synchronized (engine) {
+                    long pointer = engine.sslPointer();
+                    return pointer == 0 ? null : io.netty.internal.tcnative.SSL.isSessionReused(pointer);
+                }
+            }
+            return null;
         }
 
         @Override

@@ -49,11 +49,19 @@ import java.util.Map;
 final class RedactionPhase extends ChannelInboundHandlerAdapter {
 
     private final boolean enabled;
+    /** What this connection's earlier requests showed to be clean (shared by the streams of an h2 connection). */
+    private final CleanValues clean;
     private InspectedBody body;
     private boolean dropping;
 
     RedactionPhase(boolean enabled) {
+        this(enabled, new CleanValues());
+    }
+
+    /** @param clean the clean values of the downstream connection, used on its event loop only */
+    RedactionPhase(boolean enabled, CleanValues clean) {
         this.enabled = enabled;
+        this.clean = clean;
     }
 
     @Override
@@ -96,9 +104,9 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         SigV4.Plan plan = SigV4.plan(settings.action(), signed);
         AuditEvent audit = request.audit();
 
-        HeaderScanner.Result scanned = new HeaderScanner(settings.detectors(), HeaderScanner.PROVIDER_AUTH_HEADERS)
-                .scan(entries);
-        if (scanned.hasFindings()) {
+        clean.use(settings.detectors());
+        HeaderScanner.Result scanned = scanHeaders(entries);
+        if (scanned != null) {
             scanned.findings().forEach(audit::addRedactions);
             if (plan.action() == RedactionAction.BLOCK) {
                 refuse(ctx, request, Decision.deny(plan.blockReason(), BuiltinRules.REDACTION), "credential in a header");
@@ -111,9 +119,10 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         }
 
         // The request-target too: a token in a path segment or a query value (RFC 9112 section 3.2).
-        HeaderScanner.TargetResult target = new HeaderScanner(settings.detectors(), java.util.Set.of())
-                .scanTarget(uri);
-        if (target.hasFindings()) {
+        HeaderScanner.TargetResult target = clean.cleanTarget(uri) ? null : clean.targetScanner().scanTarget(uri);
+        if (target != null && !target.hasFindings()) {
+            clean.addCleanTarget(uri);
+        } else if (target != null) {
             target.findings().forEach(audit::addRedactions);
             if (plan.action() == RedactionAction.BLOCK) {
                 refuse(ctx, request, Decision.deny(plan.blockReason(), BuiltinRules.REDACTION), "credential in the request-target");
@@ -151,6 +160,35 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         // The head goes on with the body, once its framing is known (InspectedBody).
         body = InspectedBody.start(ctx, outgoing, bodyPlan, plan.blockReason(), coding, settings.detectors(), cap,
                 request.policy().limits().maxBufferedBodyBytes());
+    }
+
+    /**
+     * Scans the header values this connection has not shown clean yet, one at a time, as
+     * {@link HeaderScanner#scan} would scan them all (the provider auth headers skipped); returns the
+     * headers with the redacted values and what was found, or null when nothing was found.
+     */
+    private HeaderScanner.Result scanHeaders(List<Map.Entry<String, String>> entries) {
+        List<Map.Entry<String, String>> out = null;
+        Map<String, Long> findings = new java.util.TreeMap<>();
+        for (int i = 0; i < entries.size(); i++) {
+            Map.Entry<String, String> header = entries.get(i);
+            String value = header.getValue();
+            if (value == null || value.isEmpty() || clean.cleanHeaderValue(value)
+                    || HeaderScanner.PROVIDER_AUTH_HEADERS.contains(header.getKey().toLowerCase(java.util.Locale.ROOT))) {
+                continue;
+            }
+            HeaderScanner.Result one = clean.headerScanner().scan(List.of(header));
+            if (!one.hasFindings()) {
+                clean.addCleanHeaderValue(value);
+                continue;
+            }
+            if (out == null) {
+                out = new ArrayList<>(entries);
+            }
+            out.set(i, one.headers().get(0));
+            one.findings().forEach((id, n) -> findings.merge(id, n, Long::sum));
+        }
+        return out == null ? null : new HeaderScanner.Result(out, findings);
     }
 
     private void onContent(ChannelHandlerContext ctx, HttpContent content) {

@@ -18,6 +18,18 @@ public final class MetricNames {
     public static final String CREDENTIAL_INJECTIONS = "sluice.credential.injections";
     /** {@code sluice_pin_failures_total{host}}. */
     public static final String PIN_FAILURES = "sluice.pin.failures";
+    /**
+     * {@code sluice_tls_leaf_cache_total{result}}: look-ups of an intercepted host's leaf certificate (and
+     * its server TLS context), one per intercepted tunnel's handshake; result is {@code hit} or {@code miss}
+     * (a miss issues a leaf).
+     */
+    public static final String TLS_LEAF_CACHE = "sluice.tls.leaf.cache";
+    /**
+     * {@code sluice_tls_downstream_handshakes_total{result}}: intercepted tunnels' client-facing TLS
+     * handshakes that succeeded; result is {@code resumed} (an abbreviated handshake on a session ticket or
+     * id), {@code full}, or {@code unknown} (the JDK TLS provider, which does not tell).
+     */
+    public static final String TLS_DOWNSTREAM_HANDSHAKES = "sluice.tls.downstream.handshakes";
     /** {@code sluice_active_connections{extension,listener}}: downstream connections bound to an extension. */
     public static final String ACTIVE_CONNECTIONS = "sluice.active.connections";
     /** {@code sluice_request_duration_seconds}: duration of each audited exchange or tunnel. */

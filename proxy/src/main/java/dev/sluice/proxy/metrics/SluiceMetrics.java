@@ -153,6 +153,15 @@ public final class SluiceMetrics {
     }
 
     /**
+     * Counts a successful client-facing TLS handshake of an intercepted tunnel: {@code resumed} true for an
+     * abbreviated (resumed) handshake, false for a full one, null when the TLS provider does not tell.
+     */
+    public void downstreamHandshake(Boolean resumed) {
+        counter(MetricNames.TLS_DOWNSTREAM_HANDSHAKES, "Client-facing TLS handshakes of intercepted tunnels",
+                MetricNames.RESULT, resumed == null ? "unknown" : resumed ? "resumed" : "full").increment();
+    }
+
+    /**
      * Returns the counter {@code name} with the label pairs {@code keyValues} (name, value, name, value...),
      * registered on first use and cached after it; {@code description} may be null.
      */

@@ -15,6 +15,7 @@ import dev.sluice.certs.PinStore;
 import dev.sluice.certs.PinVerifier;
 import dev.sluice.certs.PinningTrustManager;
 import dev.sluice.certs.UpstreamTrust;
+import dev.sluice.proxy.metrics.MetricNames;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import dev.sluice.rules.policy.Policy;
 import java.util.function.Supplier;
@@ -147,6 +148,7 @@ public final class InterceptionTls implements AutoCloseable {
         this.issuers = issuers;
         this.upstreamContext = upstreamContext;
         this.serverContexts = Caffeine.newBuilder()
+                .recordStats()
                 .maximumSize(LeafCache.DEFAULT_MAXIMUM_SIZE)
                 .expireAfterWrite(LeafCache.DEFAULT_EXPIRE_AFTER_WRITE)
                 .executor(issuers)
@@ -183,7 +185,22 @@ public final class InterceptionTls implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        return new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream, upstreamH2, provider);
+        InterceptionTls tls = new InterceptionTls(ca, new LeafCache(new LeafIssuer(ca)), issuers, upstream, upstreamH2,
+                provider);
+        tls.bindMetrics(metrics);
+        return tls;
+    }
+
+    /**
+     * Exposes the leaf cache's look-ups as {@code sluice_tls_leaf_cache_total{result="hit"|"miss"}}: the
+     * cache of a host's leaf with its server context ({@link #serverContext(String)}), asked once per
+     * intercepted handshake; a miss issues a leaf (or takes one from the {@link LeafCache} behind it).
+     */
+    private void bindMetrics(SluiceMetrics metrics) {
+        metrics.functionCounter(MetricNames.TLS_LEAF_CACHE, io.micrometer.core.instrument.Tags.of(MetricNames.RESULT, "hit"),
+                serverContexts, c -> c.synchronous().stats().hitCount());
+        metrics.functionCounter(MetricNames.TLS_LEAF_CACHE, io.micrometer.core.instrument.Tags.of(MetricNames.RESULT, "miss"),
+                serverContexts, c -> c.synchronous().stats().missCount());
     }
 
     /**

@@ -250,4 +250,11 @@ class AuditEventTest {
         assertThat(records.get(0).toJson()).doesNotContain(token)
                 .contains("\"url.path\":\"/repos/%5BREDACTED%3Agithub-pat%5D/git\"");
     }
+
+    @Test
+    void eventIdHexIsTheFormattedLongZeroPadded() {
+        for (long v : new long[] {0L, 1L, 0xabcdefL, -1L, Long.MIN_VALUE, Long.MAX_VALUE, 0x0123456789abcdefL}) {
+            assertThat(AuditEvent.hex16(v)).isEqualTo(String.format("%016x", v));
+        }
+    }
 }

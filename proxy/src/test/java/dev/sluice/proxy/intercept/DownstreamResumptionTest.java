@@ -26,7 +26,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * both providers: OpenSSL's {@code s_client} through a CONNECT tunnel saves the session Sluice's leaf
  * context gave it, and a second tunnel to the same host resumes it ({@code Reused}); the same ticket
  * offered for another inspected host is not accepted ({@code New}: one set of ticket keys per host).
- * The upstream leg is a full handshake every time (UpstreamPinsTest).
+ * The upstream leg is a full handshake every time (UpstreamPinsTest). The metrics count it: the leaf
+ * cache misses on each host's first tunnel and hits on the second tunnel to a host
+ * ({@code sluice_tls_leaf_cache_total}), and the client-facing handshakes are counted full or resumed
+ * ({@code sluice_tls_downstream_handshakes_total}; {@code unknown} with the JDK provider).
  */
 class DownstreamResumptionTest {
 
@@ -111,7 +114,26 @@ class DownstreamResumptionTest {
         start(provider);
         Path session = dir.resolve("session.pem");
         assertThat(sClient(HOST, "-sess_out", session)).contains("New, TLSv1.3");
+        assertThat(metric("sluice_tls_leaf_cache_total", "hit")).isEqualTo(0.0);
+        assertThat(metric("sluice_tls_leaf_cache_total", "miss")).isEqualTo(1.0);
         assertThat(sClient(HOST, "-sess_in", session)).contains("Reused, TLSv1.3");
+        assertThat(metric("sluice_tls_leaf_cache_total", "hit")).as("the second tunnel to the host").isEqualTo(1.0);
+        assertThat(metric("sluice_tls_leaf_cache_total", "miss")).isEqualTo(1.0);
         assertThat(sClient(OTHER, "-sess_in", session)).as("a ticket of another host").contains("New, TLSv1.3");
+        assertThat(metric("sluice_tls_leaf_cache_total", "hit")).isEqualTo(1.0);
+        assertThat(metric("sluice_tls_leaf_cache_total", "miss")).as("another host's first tunnel").isEqualTo(2.0);
+        if (provider.equals("openssl")) {
+            assertThat(metric("sluice_tls_downstream_handshakes_total", "full")).isEqualTo(2.0);
+            assertThat(metric("sluice_tls_downstream_handshakes_total", "resumed")).isEqualTo(1.0);
+        } else {
+            assertThat(metric("sluice_tls_downstream_handshakes_total", "unknown")).isEqualTo(3.0);
+        }
+    }
+
+    /** Reads the counter {@code name{result="<result>"}} from the server's metrics (0 when absent). */
+    private double metric(String name, String result) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + "\\{result=\"" + result
+                + "\"[^}]*} ([0-9.eE+]+)$").matcher(sluice.server().metrics().scrape());
+        return m.find() ? Double.parseDouble(m.group(1)) : 0.0;
     }
 }

@@ -176,4 +176,63 @@ class RedactionPhaseBufferTest {
         assertThat(records).singleElement().satisfies(r ->
                 assertThat(r.toJson()).contains("downstream closed before the request body ended"));
     }
+
+    /** A GET on the phase's channel with {@code fields} as headers and {@code target} as its request-target. */
+    private ForwardRequest get(Policy policy, String target, String... fields) {
+        HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, target);
+        r.headers().set("Host", "api.llm.test");
+        for (int i = 0; i < fields.length; i += 2) {
+            r.headers().set(fields[i], fields[i + 1]);
+        }
+        return new ForwardRequest(r, null, null, policy, new AuditEvent(records::add, Clock.systemUTC()), true, null);
+    }
+
+    /** Passes {@code request} through the phase; returns the request that went on, its record emitted. */
+    private static ForwardRequest passed(EmbeddedChannel ch, ForwardRequest request) {
+        ch.writeInbound(request);
+        List<Object> out = drain(ch);
+        assertThat(out).hasSize(1);
+        ForwardRequest went = (ForwardRequest) out.get(0);
+        went.audit().emit();
+        return went;
+    }
+
+    @Test
+    void repeatedKeepAliveRequestsAreRedactedEveryTimeACredentialComesBack() throws Exception {
+        // CleanValues: values a request showed clean are not scanned again on the connection; a value with
+        // a credential is never taken for clean, in a header or in the request-target, however often it comes.
+        EmbeddedChannel ch = new EmbeddedChannel(new RedactionPhase(true));
+        Policy policy = policy("");
+        String secret = key();
+        String path = "/v1/" + key();
+        for (int round = 0; round < 3; round++) {
+            ForwardRequest clean = passed(ch, get(policy, "/v1/messages", "User-Agent", "agent/1.0", "X-Trace", "t-1"));
+            assertThat(clean.request().headers().get("User-Agent")).isEqualTo("agent/1.0");
+            assertThat(clean.request().uri()).isEqualTo("/v1/messages");
+            assertThat(records.get(records.size() - 1).redactions()).as("round %d, clean", round).isNullOrEmpty();
+
+            ForwardRequest leaky = passed(ch, get(policy, path, "User-Agent", "agent/1.0", "X-Trace", secret));
+            assertThat(leaky.request().headers().get("User-Agent")).isEqualTo("agent/1.0");
+            assertThat(leaky.request().headers().get("X-Trace")).as("round %d", round)
+                    .doesNotContain(secret).contains("[REDACTED:");
+            assertThat(leaky.request().uri()).as("round %d", round).doesNotContain(path.substring(4))
+                    .contains("%5BREDACTED%3A");
+            assertThat(records.get(records.size() - 1).redactions()).as("round %d, header and target", round)
+                    .containsValue(2L);
+        }
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void cleanValuesAreForgottenWhenTheDetectorSetChanges() {
+        CleanValues clean = new CleanValues();
+        dev.sluice.rules.redact.DetectorSet builtins = dev.sluice.rules.redact.DetectorSet.builtins();
+        clean.use(builtins).addCleanHeaderValue("agent/1.0");
+        clean.addCleanTarget("/v1/messages");
+        assertThat(clean.use(builtins).cleanHeaderValue("agent/1.0")).isTrue();
+        assertThat(clean.cleanTarget("/v1/messages")).isTrue();
+        assertThat(clean.cleanTarget("agent/1.0")).as("a header value is not a target").isFalse();
+        assertThat(clean.use(dev.sluice.rules.redact.DetectorSet.of(List.of())).cleanHeaderValue("agent/1.0")).isFalse();
+        assertThat(clean.cleanTarget("/v1/messages")).isFalse();
+    }
 }

@@ -285,7 +285,27 @@ public final class CredentialRewriter {
     private static boolean suspicious(String s) {
         // raw or escaped text has "sluice" or an escape; base64 hides it in a long run, checked by find()
         return containsIgnoreCase(s, "sluice") || s.indexOf('%') >= 0 || s.indexOf('\\') >= 0
-                || BASE64_RUN.matcher(s).find();
+                || hasBase64Run(s);
+    }
+
+    /**
+     * Whether {@code s} has a run of 24 or more base64 characters (either alphabet): what
+     * {@code BASE64_RUN.matcher(s).find()} answers, without a matcher per header value.
+     */
+    static boolean hasBase64Run(String s) {
+        int run = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '+' || c == '/' || c == '_' || c == '-') {
+                if (++run >= 24) {
+                    return true;
+                }
+            } else {
+                run = 0;
+            }
+        }
+        return false;
     }
 
     /**

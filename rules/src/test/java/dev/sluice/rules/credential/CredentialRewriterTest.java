@@ -147,4 +147,25 @@ class CredentialRewriterTest {
         assertThat(r.outcome()).isEqualTo(Outcome.UNAVAILABLE);
         assertThat(r.credential()).isEqualTo("openai");
     }
+
+    @Test
+    void theBase64RunCheckAnswersAsTheRunPatternDoes() {
+        java.util.regex.Pattern run = java.util.regex.Pattern.compile("[A-Za-z0-9+/_-]{24,}={0,2}");
+        java.util.Random random = new java.util.Random(15);
+        String alphabet = "Aa0+/_-= .:%~\u00e9";
+        for (int n = 0; n < 20_000; n++) {
+            StringBuilder b = new StringBuilder();
+            int length = random.nextInt(60);
+            for (int i = 0; i < length; i++) {
+                // mostly base64 characters, so that runs of about 24 are common
+                b.append(random.nextInt(8) == 0 ? alphabet.charAt(7 + random.nextInt(alphabet.length() - 7))
+                        : alphabet.charAt(random.nextInt(7)));
+            }
+            String s = b.toString();
+            assertThat(CredentialRewriter.hasBase64Run(s)).as(s).isEqualTo(run.matcher(s).find());
+        }
+        assertThat(CredentialRewriter.hasBase64Run("x".repeat(23))).isFalse();
+        assertThat(CredentialRewriter.hasBase64Run("x".repeat(24))).isTrue();
+        assertThat(CredentialRewriter.hasBase64Run("x".repeat(23) + " " + "y".repeat(23))).isFalse();
+    }
 }
