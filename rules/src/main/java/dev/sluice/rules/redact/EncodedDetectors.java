@@ -129,6 +129,126 @@ public final class EncodedDetectors {
             "a secret written in base64 (decoded and scanned again)", base64Keywords(),
             Pattern.compile(base64Regex()), 1, 0, BASE64, 0, MAX_BASE64, true, null);
 
+    /**
+     * Words of the assignments and configuration keys a secret follows in a {@code .env} file, a YAML or
+     * JSON config or a Docker {@code config.json} ({@code DB_PASSWORD=}, {@code api_key:},
+     * {@code "auth": "..."}), exact case: their base64 forms at the three alignments are the keywords of
+     * {@link #BASE64_TEXT}. {@code assword}, {@code ecret} and {@code oken} cover the lowercase and the
+     * capitalised word.
+     */
+    static final List<String> BASE64_TEXT_WORDS = List.of(
+            "PASSWORD", "assword", "SECRET", "ecret", "TOKEN", "oken", "API_KEY", "api_key", "apiKey", "\"auth\"");
+
+    /** How far into a base64 run a word of {@link #BASE64_TEXT_WORDS} may lie, in characters. */
+    public static final int MAX_TEXT_OFFSET = 4096;
+
+    /**
+     * The base64 characters fully determined by {@code word} when it begins at a decoded offset of
+     * {@code alignment} (0, 1 or 2) modulo 3: the characters that every base64 text holding the word at
+     * such an offset has, whatever the bytes around it.
+     */
+    static String base64Stem(String word, int alignment) {
+        byte[] w = word.getBytes(StandardCharsets.US_ASCII);
+        byte[] b = new byte[alignment + w.length];
+        System.arraycopy(w, 0, b, alignment, w.length);
+        String enc = Base64.getEncoder().withoutPadding().encodeToString(b);
+        int from = (8 * alignment + 5) / 6;
+        int to = 8 * (alignment + w.length) / 6;
+        return enc.substring(from, to);
+    }
+
+    /** The stems of {@link #BASE64_TEXT_WORDS} at the three alignments, lowercase (keywords fold case). */
+    private static List<String> base64TextKeywords() {
+        Set<String> k = new LinkedHashSet<>();
+        for (String w : BASE64_TEXT_WORDS) {
+            for (int a = 0; a < 3; a++) {
+                k.add(base64Stem(w, a).toLowerCase(Locale.ROOT));
+            }
+        }
+        return new ArrayList<>(k);
+    }
+
+    /**
+     * The decoder of {@link #BASE64_TEXT}: the run must decode to text (no control byte other than tab,
+     * line feed and carriage return; at most one byte in eight outside ASCII), which random data, images,
+     * DER certificates, hashes and integrity digests do not.
+     */
+    static final class Base64Text extends Decoding {
+        @Override
+        byte @Nullable [] decode(String token) {
+            if (token.startsWith("eyJhdXRocyI6") || token.startsWith("LS0tLS1CRUdJTi")) {
+                return null; // a Docker config or a PEM text: their own detectors decide (and name the finding)
+            }
+            byte[] b = base64(token);
+            return b != null && isText(b) ? b : null;
+        }
+    }
+
+    /** Answers whether {@code b} looks like text: see {@link Base64Text}. */
+    static boolean isText(byte[] b) {
+        if (b.length < 12) {
+            return false;
+        }
+        int high = 0;
+        for (byte x : b) {
+            int c = x & 0xff;
+            if (c >= 0x80) {
+                high++;
+            } else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+                return false;
+            }
+        }
+        return high * 8 <= b.length;
+    }
+
+    /** After a keyword of {@link #BASE64_TEXT}: the run goes on for 16 base64 characters (or ends in '='). */
+    private static boolean base64RunFollows(byte[] text, int start, int limit) {
+        for (int i = start, n = 0; n < 16; i++, n++) {
+            if (i >= limit) {
+                return true;
+            }
+            byte b = text[i];
+            if (b == '=') {
+                return n >= 8;
+            }
+            if (!isBase64Char(b)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A character of base64 or base64url. */
+    static boolean isBase64Char(byte b) {
+        return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '+' || b == '/'
+                || b == '_' || b == '-';
+    }
+
+    /**
+     * A text written in base64 as a whole whose secrets have no vendor prefix: a {@code .env} file or a
+     * config in a Kubernetes Secret's {@code data} or a CI variable ({@code DB_PASSWORD=...} and
+     * {@code API_TOKEN=...}, base64'd), a Docker {@code config.json} with other members before
+     * {@code auths}. Triggered by the base64 forms of {@link #BASE64_TEXT_WORDS} at any of the three
+     * alignments anywhere in the first {@value #MAX_TEXT_OFFSET} characters of the run; the run (24 to
+     * {@value #MAX_BASE64} characters) must decode to text (see {@link Base64Text}), which is then scanned
+     * again with every detector, the context and assignment detectors among them; the whole run is
+     * replaced. Its look-back is bounded by the run, not held back in front of all text: see
+     * {@link #looksBackInRun}. Source: RFC 4648 sections 4 and 5; Kubernetes documentation, "Secrets".
+     */
+    public static final Detector BASE64_TEXT = new Detector("encoded-base64-text",
+            "a text (.env, config) written in base64, decoded and scanned again", base64TextKeywords(),
+            Pattern.compile("(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24," + (MAX_BASE64 - 2) + "}={0,2})(?![A-Za-z0-9+/=_-])"),
+            1, 0, new Base64Text(), MAX_TEXT_OFFSET, MAX_BASE64, false, EncodedDetectors::base64RunFollows);
+
+    /**
+     * Answers whether {@code d} looks back only within a base64 run: its {@link Detector#maxCharsBeforeKeyword()}
+     * is not held back before all text; instead the redactor keeps a base64 run whole (up to that many
+     * characters) while it may still hold one of the detector's keywords.
+     */
+    static boolean looksBackInRun(Detector d) {
+        return d.validator() instanceof Base64Text;
+    }
+
     private static final Decoding ESCAPES = new Decoding() {
         @Override
         byte[] decode(String token) {
@@ -274,6 +394,6 @@ public final class EncodedDetectors {
 
     /** The detectors of this class, in registration order. */
     static List<Detector> all() {
-        return List.of(BASE64_TOKEN, ESCAPED_TOKEN, PERCENT_TOKEN);
+        return List.of(BASE64_TOKEN, BASE64_TEXT, ESCAPED_TOKEN, PERCENT_TOKEN);
     }
 }

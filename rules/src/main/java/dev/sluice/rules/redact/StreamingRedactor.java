@@ -113,6 +113,11 @@ public final class StreamingRedactor {
     private final int expansion;
     private final int maxKeyword;
     private final int maxBefore;
+    /**
+     * Raw bytes of a base64 run kept whole at the end of the released text (0: none), for detectors that
+     * {@linkplain EncodedDetectors#looksBackInRun look back only within a run}.
+     */
+    private final int runLookBack;
     /** Raw bytes always held back at the end of the input. */
     private final int holdback;
     private final byte[][] replacements;
@@ -189,9 +194,15 @@ public final class StreamingRedactor {
         // the escape triggers are scanned too: the longest of all the prefilter's keywords bounds the scan
         int kw = prefilter.maxKeywordLength();
         int before = 0;
+        int runLookBack = 0;
         for (Detector d : detectors) {
-            before = Math.max(before, d.maxCharsBeforeKeyword());
+            if (EncodedDetectors.looksBackInRun(d)) {
+                runLookBack = Math.max(runLookBack, d.maxCharsBeforeKeyword());
+            } else {
+                before = Math.max(before, d.maxCharsBeforeKeyword());
+            }
         }
+        this.runLookBack = runLookBack;
         this.maxKeyword = kw;
         this.maxBefore = before;
         // JSON: a keyword found through an escape trigger starts up to 6 × (kw - 1) raw bytes before the
@@ -723,6 +734,9 @@ public final class StreamingRedactor {
             if (depth >= EncodedDetectors.MAX_DEPTH) {
                 return;
             }
+            if (s == 0 && EncodedDetectors.looksBackInRun(det) && rawBase + (window ? jsonWindow.rawStart(0) : 0) > 0) {
+                return; // the byte before is not known: the run may have begun earlier (and been released)
+            }
             byte[] decoded = decoding.decode(new String(text, s, e - s, StandardCharsets.ISO_8859_1));
             int inner = decoded == null ? -1 : innerScan(decoded);
             if (inner < 0) {
@@ -797,7 +811,33 @@ public final class StreamingRedactor {
         if (triggerCount > 0) {
             limit = Math.min(limit, triggers[0] - (long) JSON_EXPANSION * (maxKeyword - 1 + maxBefore));
         }
-        return limit;
+        return runLookBack > 0 ? runStart(limit) : limit;
+    }
+
+    /**
+     * When absolute offset {@code limit} lies inside a run of base64 characters (in JSON also
+     * backslashes, for {@code \/}) that began at most {@link #runLookBack} bytes before it, the run's
+     * start; otherwise {@code limit}. A keyword of a detector that looks back within a run may still come
+     * later in the run, whose whole encoded text it must then replace.
+     */
+    private long runStart(long limit) {
+        int i = (int) (limit - rawBase);
+        if (i <= 0 || i >= rawLen || !runByte(raw[i]) || !runByte(raw[i - 1])) {
+            return limit;
+        }
+        int bound = Math.max(0, i - runLookBack);
+        int j = i - 1;
+        while (j > bound && runByte(raw[j - 1])) {
+            j--;
+        }
+        if (j == bound && (j > 0 ? runByte(raw[j - 1]) : rawBase > 0)) {
+            return limit; // longer than the look-back, or begun in bytes already released
+        }
+        return rawBase + j;
+    }
+
+    private boolean runByte(byte b) {
+        return EncodedDetectors.isBase64Char(b) || (json && b == '\\');
     }
 
     private void emit(boolean finishing) {
