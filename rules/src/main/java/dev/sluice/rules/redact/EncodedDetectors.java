@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * that starts with one is decoded. For base64 the keywords are the base64 forms of vendor prefixes
  * ({@code Z2hwX} is base64 of {@code ghp_}): a token whose <em>first</em> decoded bytes are a vendor
  * prefix (the usual {@code echo -n $TOKEN | base64}). For escapes the keywords are {@code \x} and
- * {@code &#92;u} followed by hex digits (checked by the precheck). Sources: RFC 4648 sections 4 and 5
+ * {@code &#92;u} followed by hex digits (checked by the precheck). {@link #BASE64_TEXT} is keyed on the
+ * base64 forms of assignment words instead, anywhere in a run, for whole texts written in base64. Sources: RFC 4648 sections 4 and 5
  * (base64, base64url); ECMAScript and C string escapes ({@code \xHH}, {@code &#92;uHHHH}); RFC 8259 section 7
  * (JSON {@code &#92;u} escapes, here one level deeper than the body's own JSON); RFC 3986 section 2.1.
  */

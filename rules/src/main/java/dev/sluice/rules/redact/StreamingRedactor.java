@@ -59,7 +59,10 @@ import java.util.regex.Matcher;
  * is pending everything from its region start is held back too — at most
  * {@link DetectorSet#maxMatchLength()} characters + the look-back (13,200 for a PEM key, the longest
  * built-in), times {@value #JSON_EXPANSION} raw bytes per character in JSON. A credential split across
- * chunks at any offset is therefore found. Input is processed in slices of at most 32 KiB, so the
+ * chunks at any offset is therefore found. A detector that looks back only within a base64 run
+ * ({@link EncodedDetectors#BASE64_TEXT}) adds nothing to that holdback; instead a run of base64 characters
+ * that straddles the release point is kept whole while it is at most its look-back long. Input is
+ * processed in slices of at most 32 KiB, so the
  * retained state is bounded for any body size.
  *
  * <h2>Actions</h2>
