@@ -250,6 +250,18 @@ public final class EncodedDetectors {
         return d.validator() instanceof Base64Text;
     }
 
+    /**
+     * Answers whether every keyword of {@code d} counts only inside a base64 run: the base64 stems of
+     * {@link #BASE64_TOKEN} and {@link #BASE64_TEXT}, whose patterns need a run of at least 13 and 24
+     * characters, and whose decoded text must hold a secret (no vendor token is shorter than 12 bytes,
+     * 16 base64 characters). The {@link KeywordPrefilter} then reports them only inside runs of at
+     * least {@value KeywordPrefilter#RUN} run characters, found in the same vector pass, instead of
+     * verifying every position that looks like a stem.
+     */
+    static boolean keywordsInBase64Run(Detector d) {
+        return d.validator() == BASE64 || d.validator() instanceof Base64Text;
+    }
+
     private static final Decoding ESCAPES = new Decoding() {
         @Override
         byte[] decode(String token) {

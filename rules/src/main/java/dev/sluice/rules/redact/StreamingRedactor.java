@@ -372,7 +372,7 @@ public final class StreamingRedactor {
         // keyword starts are scanned up to where the longest keyword still fits in the input; the rest
         // waits for the next step (or the end of the body)
         int from = (int) (scanned - rawBase);
-        int to = finishing ? rawLen : Math.max(from, rawLen - (maxKeyword - 1));
+        int to = finishing ? rawLen : Math.max(from, rawLen - prefilter.lookAhead());
         prefilter.scan(raw, from, to, rawLen, sink);
         scanned = rawBase + to;
         if (triggerCount > 0) {
@@ -538,7 +538,8 @@ public final class StreamingRedactor {
      * keywords there that contain an escaped character (a literal keyword was found by the raw scan).
      */
     private void examineTriggers(boolean finishing) {
-        int reach = JSON_EXPANSION * (maxKeyword - 1);
+        // a keyword's decoded bytes and, for a run keyword, its run context (KeywordPrefilter#scan)
+        int reach = JSON_EXPANSION * prefilter.lookAhead();
         int i = 0;
         while (i < triggerCount) {
             int t = (int) (triggers[i] - rawBase);
@@ -563,7 +564,15 @@ public final class StreamingRedactor {
                 }
                 int start = end - prefilter.keywordLength(k);
                 if (!jsonWindow.hasEscapedByte(start, end)) {
-                    return;
+                    // literal in the raw bytes, so found there, except a run keyword whose raw run is cut
+                    // by an escape (a base64 run with \/ in it): the decoded window has the whole run
+                    if (!prefilter.isRunKeyword(k)) {
+                        return;
+                    }
+                    int rs = jsonWindow.rawStart(start);
+                    if (KeywordPrefilter.inRun(raw, rs, rs + (end - start), rawLen)) {
+                        return;
+                    }
                 }
                 byte[] win = jsonWindow.bytes();
                 int winLen = jsonWindow.length();
@@ -812,7 +821,7 @@ public final class StreamingRedactor {
             limit = Math.min(limit, hitStart[h] - (long) expansion * detectorArray[hitDet[h]].maxCharsBeforeKeyword());
         }
         if (triggerCount > 0) {
-            limit = Math.min(limit, triggers[0] - (long) JSON_EXPANSION * (maxKeyword - 1 + maxBefore));
+            limit = Math.min(limit, triggers[0] - (long) JSON_EXPANSION * (prefilter.lookAhead() + maxBefore));
         }
         return runLookBack > 0 ? runStart(limit) : limit;
     }

@@ -253,6 +253,43 @@ class EncodedDetectorsTest {
         }
     }
 
+    /**
+     * JSON encoders that write {@code /} as {@code \/} (PHP) or {@code +} as {@code &#92;u002B} (.NET) cut
+     * a base64 run in the raw bytes into short pieces: the base64 stems, which count only inside runs of
+     * 24 characters, are then found in the decoded window around the escapes, at every chunk cut.
+     */
+    @Test
+    void base64WithEscapedSlashesAndPlusesInJson() throws Exception {
+        // '?' at every decoded offset 2 mod 3 (but in the assignment's name) puts a '/' at every fourth
+        // base64 character: no raw piece of the run between two \/ holds 24 characters
+        String head = "# build settings\nREGION=eu-west-1\n";
+        String name = "DB_PASSWORD=";
+        StringBuilder t = new StringBuilder(head + name + f.of(Fakes.ALNUM, 24) + "\nLOG=debug and more text\n");
+        for (int i = 0; i < t.length(); i++) {
+            if (i % 3 == 2 && (i < head.length() || i >= head.length() + name.length()) && t.charAt(i) != '\n') {
+                t.setCharAt(i, '?');
+            }
+        }
+        String enc = b64(t.toString());
+        assertThat(enc).doesNotContainPattern("[A-Za-z0-9+_-]{24}");
+        String gh = f.github("ghp_");
+        String tok = b64(gh + "?>?");
+        for (String e : new String[] {enc, tok}) {
+            String escaped = e.replace("/", "\\/").replace("+", "\\u002B");
+            byte[] body = ("{\"messages\":[{\"role\":\"tool\",\"content\":\"data:\\n  env: " + escaped + "\\nend\"}]}")
+                    .getBytes(StandardCharsets.UTF_8);
+            String id = e == enc ? "generic-secret" : "github-pat";
+            for (int cut = 1; cut < body.length; cut += 7) {
+                StreamingRedactor r = SET.newRedactor(BodyFormat.JSON, RedactionAction.REDACT, Long.MAX_VALUE);
+                String out = new String(r.feed(body, 0, cut), StandardCharsets.UTF_8)
+                        + new String(r.feed(body, cut, body.length - cut), StandardCharsets.UTF_8)
+                        + new String(r.finish(), StandardCharsets.UTF_8);
+                assertThat(out).as("%s cut at %d", id, cut)
+                        .isEqualTo("{\"messages\":[{\"role\":\"tool\",\"content\":\"data:\\n  env: [REDACTED:" + id + "]\\nend\"}]}");
+            }
+        }
+    }
+
     @Test
     void base64TextLeavesNonSecretsAlone() {
         String stem = EncodedDetectors.base64Stem("PASSWORD", 0);
