@@ -61,7 +61,8 @@ import java.util.regex.Matcher;
  * built-in), times {@value #JSON_EXPANSION} raw bytes per character in JSON. A credential split across
  * chunks at any offset is therefore found. A detector that looks back only within a base64 run
  * ({@link EncodedDetectors#BASE64_TEXT}) adds nothing to that holdback; instead a run of base64 characters
- * that straddles the release point is kept whole while it is at most its look-back long. Input is
+ * that straddles the release point is kept whole while it is at most its look-back long (in JSON, raw
+ * bytes up to {@value #JSON_EXPANSION} times the look-back, which counts decoded characters). Input is
  * processed in slices of at most 32 KiB, so the
  * retained state is bounded for any body size.
  *
@@ -828,16 +829,18 @@ public final class StreamingRedactor {
 
     /**
      * When absolute offset {@code limit} lies inside a run of base64 characters (in JSON also
-     * backslashes, for {@code \/}) that began at most {@link #runLookBack} bytes before it, the run's
-     * start; otherwise {@code limit}. A keyword of a detector that looks back within a run may still come
-     * later in the run, whose whole encoded text it must then replace.
+     * backslashes, for {@code \/}) that began at most {@link #runLookBack} bytes before it (in JSON
+     * {@value #JSON_EXPANSION} times that: the look-back counts decoded characters, and escapes such as
+     * {@code &#92;u002B} for {@code +}, which some encoders write, make the raw run longer), the run's start;
+     * otherwise {@code limit}. A keyword of a detector that looks back within a run may still come later
+     * in the run, whose whole encoded text it must then replace.
      */
     private long runStart(long limit) {
         int i = (int) (limit - rawBase);
         if (i <= 0 || i >= rawLen || !runByte(raw[i]) || !runByte(raw[i - 1])) {
             return limit;
         }
-        int bound = Math.max(0, i - runLookBack);
+        int bound = Math.max(0, i - expansion * runLookBack);
         int j = i - 1;
         while (j > bound && runByte(raw[j - 1])) {
             j--;
