@@ -12,7 +12,8 @@ import java.util.Objects;
 
 /**
  * Finds every occurrence of the detectors' keywords in text, with ASCII case folding (A–Z read as a–z),
- * in one pass and without lowercasing the text first. Only detectors with a keyword in a window run
+ * in one pass and without lowercasing the text first (the base64 stems of the base64 decoders only
+ * inside runs of base64 characters, see {@link #scan}). Only detectors with a keyword in a window run
  * their pattern there.
  *
  * <p>Two implementations give the same answers:
