@@ -192,7 +192,34 @@ public final class RedactionCorpus {
         String pw = password(16 + r.nextInt(16));
         String b64 = Base64.getEncoder().encodeToString(pw.getBytes(StandardCharsets.UTF_8));
         String token = "ghp_" + s(ALNUM, 36);
-        switch (r.nextInt(13)) {
+        switch (r.nextInt(17)) {
+            case 13: {
+                String env = pick("# app\n", "") + "APP_ENV=" + pick("production", "staging") + "\nDB_HOST=db.internal\nDB_USER=" + s(LOWER, 6)
+                        + "\n" + pick("DB_PASSWORD", "POSTGRES_PASSWORD", "MYSQL_ROOT_PASSWORD") + "=" + pw
+                        + "\nCACHE_URL=redis://cache.internal:6379/" + r.nextInt(16) + "\nLOG_LEVEL=info\n";
+                String t = Base64.getEncoder().encodeToString(env.getBytes(StandardCharsets.UTF_8));
+                return new Case("encoded", "base64 .env (Secret data)", "apiVersion: v1\nkind: Secret\ndata:\n  .env: " + t + "\n", List.of(t));
+            }
+            case 14: {
+                String tok = s(ALNUM, 32 + r.nextInt(12));
+                String env = "REGION=eu-west-" + (1 + r.nextInt(3)) + "\nWORKERS=" + r.nextInt(64) + "\n"
+                        + pick("API_TOKEN", "SERVICE_TOKEN", "SECRET_KEY", "API_KEY", "APP_SECRET") + "=" + tok + "\n";
+                String t = pick(Base64.getEncoder(), Base64.getUrlEncoder().withoutPadding()).encodeToString(env.getBytes(StandardCharsets.UTF_8));
+                return new Case("encoded", "base64 env in a CI variable", "export CI_ENV_FILE=" + t + "\n", List.of(t));
+            }
+            case 15: {
+                String cfg = pick("database:\n  host: db.internal\n  port: 5432\n  username: app\n  password: " + pw + "\n",
+                        "{\"service\": \"billing\", \"region\": \"eu-west-1\", \"api_key\": \"" + pw + "\"}",
+                        "[default]\nhost = db.internal\nuser = backup\nsecret = " + pw + "\n");
+                String t = Base64.getEncoder().encodeToString(cfg.getBytes(StandardCharsets.UTF_8));
+                return new Case("encoded", "base64 config (YAML/JSON/INI)", "  config.yaml: " + t + "\n", List.of(t));
+            }
+            case 16: {
+                String cfg = "{\n\t\"credsStore\": \"" + pick("", "desktop") + "\",\n\t\"auths\": {\n\t\t\"registry.example.org\": {\n\t\t\t\"auth\": \""
+                        + Base64.getEncoder().encodeToString(("robot:" + pw).getBytes(StandardCharsets.UTF_8)) + "\"\n\t\t}\n\t}\n}";
+                String t = Base64.getEncoder().encodeToString(cfg.getBytes(StandardCharsets.UTF_8));
+                return new Case("encoded", "base64 Docker config.json (credsStore first)", "data:\n  .dockerconfigjson: " + t + "\n", List.of(t));
+            }
             case 10: {
                 String t = Base64.getUrlEncoder().withoutPadding().encodeToString(
                         pick("sk-ant-api03-" + s(URLSAFE, 93) + "AA", "glpat-" + s(URLSAFE, 20), "AKIA" + s(BASE32, 16))
@@ -268,7 +295,14 @@ public final class RedactionCorpus {
     // ---------------------------------------------------------------- negatives
 
     String negative() {
-        switch (r.nextInt(36)) {
+        switch (r.nextInt(40)) {
+            case 36: return "data:\n  .env: " + Base64.getEncoder().encodeToString(("DB_PASSWORD=changeme\nAPI_TOKEN=${API_TOKEN}\nLOG_LEVEL="
+                    + pick("info", "debug") + "\n").getBytes(StandardCharsets.UTF_8));
+            case 37: return "  README: " + Base64.getEncoder().encodeToString(("Rotate the password every " + r.nextInt(90)
+                    + " days; the API token is read from the vault.\n").getBytes(StandardCharsets.UTF_8));
+            case 38: return "  tls.crt: " + Base64.getEncoder().encodeToString(("-----BEGIN CERTIFICATE-----\n" + s(B64, 64) + "\n"
+                    + s(B64, 64) + "\n-----END CERTIFICATE-----\n").getBytes(StandardCharsets.UTF_8));
+            case 39: return "blob: " + s(B64, 30 + r.nextInt(60)) + pick("UEFTU1dPUk", "cGFzc3dvcm", "VE9LRU", "c2VjcmV0") + s(B64, 80) + "==";
             case 0: return "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
             case 1: return "STRIPE_KEY=sk_live_" + "x".repeat(24 + r.nextInt(8));
             case 2: return "token: ghp_" + "X".repeat(36);

@@ -36,7 +36,9 @@ public final class DetectorSet {
         int maxBefore = 0;
         for (Detector d : this.detectors) {
             maxLen = Math.max(maxLen, d.maxLength());
-            maxBefore = Math.max(maxBefore, d.maxCharsBeforeKeyword());
+            if (!EncodedDetectors.looksBackInRun(d)) {
+                maxBefore = Math.max(maxBefore, d.maxCharsBeforeKeyword());
+            }
         }
         this.maxLength = maxLen;
         this.holdback = prefilter.maxKeywordLength() + maxBefore + CONTEXT_BYTES;

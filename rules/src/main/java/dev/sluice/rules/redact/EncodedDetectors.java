@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * that starts with one is decoded. For base64 the keywords are the base64 forms of vendor prefixes
  * ({@code Z2hwX} is base64 of {@code ghp_}): a token whose <em>first</em> decoded bytes are a vendor
  * prefix (the usual {@code echo -n $TOKEN | base64}). For escapes the keywords are {@code \x} and
- * {@code &#92;u} followed by hex digits (checked by the precheck). Sources: RFC 4648 sections 4 and 5
+ * {@code &#92;u} followed by hex digits (checked by the precheck). {@link #BASE64_TEXT} is keyed on the
+ * base64 forms of assignment words instead, anywhere in a run, for whole texts written in base64. Sources: RFC 4648 sections 4 and 5
  * (base64, base64url); ECMAScript and C string escapes ({@code \xHH}, {@code &#92;uHHHH}); RFC 8259 section 7
  * (JSON {@code &#92;u} escapes, here one level deeper than the body's own JSON); RFC 3986 section 2.1.
  */
@@ -128,6 +129,138 @@ public final class EncodedDetectors {
     public static final Detector BASE64_TOKEN = new Detector("encoded-base64",
             "a secret written in base64 (decoded and scanned again)", base64Keywords(),
             Pattern.compile(base64Regex()), 1, 0, BASE64, 0, MAX_BASE64, true, null);
+
+    /**
+     * Words of the assignments and configuration keys a secret follows in a {@code .env} file, a YAML or
+     * JSON config or a Docker {@code config.json} ({@code DB_PASSWORD=}, {@code api_key:},
+     * {@code "auth": "..."}), exact case: their base64 forms at the three alignments are the keywords of
+     * {@link #BASE64_TEXT}. {@code assword}, {@code ecret} and {@code oken} cover the lowercase and the
+     * capitalised word.
+     */
+    static final List<String> BASE64_TEXT_WORDS = List.of(
+            "PASSWORD", "assword", "SECRET", "ecret", "TOKEN", "oken", "API_KEY", "api_key", "apiKey", "\"auth\"");
+
+    /** How far into a base64 run a word of {@link #BASE64_TEXT_WORDS} may lie, in characters. */
+    public static final int MAX_TEXT_OFFSET = 4096;
+
+    /**
+     * The base64 characters fully determined by {@code word} when it begins at a decoded offset of
+     * {@code alignment} (0, 1 or 2) modulo 3: the characters that every base64 text holding the word at
+     * such an offset has, whatever the bytes around it.
+     */
+    static String base64Stem(String word, int alignment) {
+        byte[] w = word.getBytes(StandardCharsets.US_ASCII);
+        byte[] b = new byte[alignment + w.length];
+        System.arraycopy(w, 0, b, alignment, w.length);
+        String enc = Base64.getEncoder().withoutPadding().encodeToString(b);
+        int from = (8 * alignment + 5) / 6;
+        int to = 8 * (alignment + w.length) / 6;
+        return enc.substring(from, to);
+    }
+
+    /** The stems of {@link #BASE64_TEXT_WORDS} at the three alignments, lowercase (keywords fold case). */
+    private static List<String> base64TextKeywords() {
+        Set<String> k = new LinkedHashSet<>();
+        for (String w : BASE64_TEXT_WORDS) {
+            for (int a = 0; a < 3; a++) {
+                k.add(base64Stem(w, a).toLowerCase(Locale.ROOT));
+            }
+        }
+        return new ArrayList<>(k);
+    }
+
+    /**
+     * The decoder of {@link #BASE64_TEXT}: the run must decode to text (no control byte other than tab,
+     * line feed and carriage return; at most one byte in eight outside ASCII), which random data, images,
+     * DER certificates, hashes and integrity digests do not.
+     */
+    static final class Base64Text extends Decoding {
+        @Override
+        byte @Nullable [] decode(String token) {
+            if (token.startsWith("eyJhdXRocyI6") || token.startsWith("LS0tLS1CRUdJTi")) {
+                return null; // a Docker config or a PEM text: their own detectors decide (and name the finding)
+            }
+            byte[] b = base64(token);
+            return b != null && isText(b) ? b : null;
+        }
+    }
+
+    /** Answers whether {@code b} looks like text: see {@link Base64Text}. */
+    static boolean isText(byte[] b) {
+        if (b.length < 12) {
+            return false;
+        }
+        int high = 0;
+        for (byte x : b) {
+            int c = x & 0xff;
+            if (c >= 0x80) {
+                high++;
+            } else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+                return false;
+            }
+        }
+        return high * 8 <= b.length;
+    }
+
+    /** After a keyword of {@link #BASE64_TEXT}: the run goes on for 16 base64 characters (or ends in '='). */
+    private static boolean base64RunFollows(byte[] text, int start, int limit) {
+        for (int i = start, n = 0; n < 16; i++, n++) {
+            if (i >= limit) {
+                return true;
+            }
+            byte b = text[i];
+            if (b == '=') {
+                return n >= 8;
+            }
+            if (!isBase64Char(b)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A character of base64 or base64url. */
+    static boolean isBase64Char(byte b) {
+        return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '+' || b == '/'
+                || b == '_' || b == '-';
+    }
+
+    /**
+     * A text written in base64 as a whole whose secrets have no vendor prefix: a {@code .env} file or a
+     * config in a Kubernetes Secret's {@code data} or a CI variable ({@code DB_PASSWORD=...} and
+     * {@code API_TOKEN=...}, base64'd), a Docker {@code config.json} with other members before
+     * {@code auths}. Triggered by the base64 forms of {@link #BASE64_TEXT_WORDS} at any of the three
+     * alignments anywhere in the first {@value #MAX_TEXT_OFFSET} characters of the run; the run (24 to
+     * {@value #MAX_BASE64} characters) must decode to text (see {@link Base64Text}), which is then scanned
+     * again with every detector, the context and assignment detectors among them; the whole run is
+     * replaced. Its look-back is bounded by the run, not held back in front of all text: see
+     * {@link #looksBackInRun}. Source: RFC 4648 sections 4 and 5; Kubernetes documentation, "Secrets".
+     */
+    public static final Detector BASE64_TEXT = new Detector("encoded-base64-text",
+            "a text (.env, config) written in base64, decoded and scanned again", base64TextKeywords(),
+            Pattern.compile("(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24," + (MAX_BASE64 - 2) + "}={0,2})(?![A-Za-z0-9+/=_-])"),
+            1, 0, new Base64Text(), MAX_TEXT_OFFSET, MAX_BASE64, false, EncodedDetectors::base64RunFollows);
+
+    /**
+     * Answers whether {@code d} looks back only within a base64 run: its {@link Detector#maxCharsBeforeKeyword()}
+     * is not held back before all text; instead the redactor keeps a base64 run whole (up to that many
+     * characters) while it may still hold one of the detector's keywords.
+     */
+    static boolean looksBackInRun(Detector d) {
+        return d.validator() instanceof Base64Text;
+    }
+
+    /**
+     * Answers whether every keyword of {@code d} counts only inside a base64 run: the base64 stems of
+     * {@link #BASE64_TOKEN} and {@link #BASE64_TEXT}, whose patterns need a run of at least 13 and 24
+     * characters, and whose decoded text must hold a secret (no vendor token is shorter than 12 bytes,
+     * 16 base64 characters). The {@link KeywordPrefilter} then reports them only inside runs of at
+     * least {@value KeywordPrefilter#RUN} run characters, found in the same vector pass, instead of
+     * verifying every position that looks like a stem.
+     */
+    static boolean keywordsInBase64Run(Detector d) {
+        return d.validator() == BASE64 || d.validator() instanceof Base64Text;
+    }
 
     private static final Decoding ESCAPES = new Decoding() {
         @Override
@@ -274,6 +407,6 @@ public final class EncodedDetectors {
 
     /** The detectors of this class, in registration order. */
     static List<Detector> all() {
-        return List.of(BASE64_TOKEN, ESCAPED_TOKEN, PERCENT_TOKEN);
+        return List.of(BASE64_TOKEN, BASE64_TEXT, ESCAPED_TOKEN, PERCENT_TOKEN);
     }
 }

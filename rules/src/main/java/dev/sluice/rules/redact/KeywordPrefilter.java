@@ -12,7 +12,8 @@ import java.util.Objects;
 
 /**
  * Finds every occurrence of the detectors' keywords in text, with ASCII case folding (A–Z read as a–z),
- * in one pass and without lowercasing the text first. Only detectors with a keyword in a window run
+ * in one pass and without lowercasing the text first (the base64 stems of the base64 decoders only
+ * inside runs of base64 characters, see {@link #scan}). Only detectors with a keyword in a window run
  * their pattern there.
  *
  * <p>Two implementations give the same answers:
@@ -53,6 +54,12 @@ public final class KeywordPrefilter {
         void hit(int keyword, int endExclusive);
     }
 
+    /**
+     * Run characters around a run keyword (see {@link #scan}) needed for it to count: base64 and
+     * base64url characters, {@code [A-Za-z0-9+/_-]}.
+     */
+    static final int RUN = 24;
+
     private final List<String> keywords;
     private final int[][] keywordDetectors;
     private final int[] keywordLength;
@@ -60,20 +67,36 @@ public final class KeywordPrefilter {
     private final int[][] outputs;
     private final int detectorCount;
     private final int maxKeywordLength;
+    /** Per keyword: it counts only inside a run (see {@link #scan}); and whether any keyword does. */
+    private final boolean[] inRun;
+    private final boolean anyInRun;
+    /** The automaton of the run keywords alone (states as in {@link #table}), for runs the vector scan flags. */
+    private final int[] runTable;
+    private final int[][] runOutputs;
     /** The vector scan, or null for the scalar one. */
     private final TeddyScan teddy;
 
-    private KeywordPrefilter(List<String> keywords, int[][] keywordDetectors, int[] table, int[][] outputs,
-                             int detectorCount, boolean vector) {
+    private KeywordPrefilter(List<String> keywords, int[][] keywordDetectors, boolean[] inRun, int detectorCount,
+                             boolean vector) {
         this.keywords = List.copyOf(keywords);
         this.keywordDetectors = keywordDetectors;
         this.keywordLength = keywords.stream().mapToInt(String::length).toArray();
-        this.table = table;
-        this.outputs = outputs;
+        Automaton all = Automaton.of(keywords, k -> true);
+        this.table = all.table;
+        this.outputs = all.outputs;
+        this.inRun = inRun;
+        boolean any = false;
+        for (boolean r : inRun) {
+            any |= r;
+        }
+        this.anyInRun = any;
+        Automaton runs = Automaton.of(keywords, k -> inRun[k]);
+        this.runTable = runs.table;
+        this.runOutputs = runs.outputs;
         this.detectorCount = detectorCount;
         this.maxKeywordLength = Arrays.stream(keywordLength).max().orElse(0);
         this.teddy = vector && !keywords.isEmpty()
-                ? new TeddyScan(keywords.stream().map(k -> k.getBytes(StandardCharsets.US_ASCII)).toList())
+                ? new TeddyScan(keywords.stream().map(k -> k.getBytes(StandardCharsets.US_ASCII)).toList(), inRun)
                 : null;
     }
 
@@ -136,71 +159,90 @@ public final class KeywordPrefilter {
             keywordDetectors[k] = byKeyword.get(keywords.get(k)).stream().mapToInt(Integer::intValue).toArray();
         }
 
-        // trie
-        List<int[]> next = new ArrayList<>();
-        List<List<Integer>> out = new ArrayList<>();
-        next.add(filled());
-        out.add(new ArrayList<>());
+        boolean[] inRun = new boolean[keywords.size()];
         for (int k = 0; k < keywords.size(); k++) {
-            int s = 0;
-            for (byte b : keywords.get(k).getBytes(StandardCharsets.US_ASCII)) {
-                int c = b & 0xff;
-                if (next.get(s)[c] < 0) {
-                    next.get(s)[c] = next.size();
-                    next.add(filled());
-                    out.add(new ArrayList<>());
+            int[] ds = keywordDetectors[k];
+            boolean all = ds.length > 0;
+            for (int d : ds) {
+                all &= EncodedDetectors.keywordsInBase64Run(detectors.get(d));
+            }
+            inRun[k] = all;
+        }
+        return new KeywordPrefilter(keywords, keywordDetectors, inRun, detectors.size(), vector && VECTOR_AVAILABLE);
+    }
+
+    /** An Aho–Corasick automaton as a byte-indexed DFA (see the class comment) over some of the keywords. */
+    private record Automaton(int[] table, int[][] outputs) {
+
+        static Automaton of(List<String> keywords, java.util.function.IntPredicate included) {
+            // trie
+            List<int[]> next = new ArrayList<>();
+            List<List<Integer>> out = new ArrayList<>();
+            next.add(filled());
+            out.add(new ArrayList<>());
+            for (int k = 0; k < keywords.size(); k++) {
+                if (!included.test(k)) {
+                    continue;
                 }
-                s = next.get(s)[c];
+                int s = 0;
+                for (byte b : keywords.get(k).getBytes(StandardCharsets.US_ASCII)) {
+                    int c = b & 0xff;
+                    if (next.get(s)[c] < 0) {
+                        next.get(s)[c] = next.size();
+                        next.add(filled());
+                        out.add(new ArrayList<>());
+                    }
+                    s = next.get(s)[c];
+                }
+                out.get(s).add(k);
             }
-            out.get(s).add(k);
-        }
-        // failure links, breadth first; complete the transition function (DFA)
-        int n = next.size();
-        int[] fail = new int[n];
-        ArrayDeque<Integer> queue = new ArrayDeque<>();
-        for (int c = 0; c < 256; c++) {
-            int t = next.get(0)[c];
-            if (t < 0) {
-                next.get(0)[c] = 0;
-            } else {
-                fail[t] = 0;
-                queue.add(t);
-            }
-        }
-        while (!queue.isEmpty()) {
-            int s = queue.poll();
-            out.get(s).addAll(out.get(fail[s]));
+            // failure links, breadth first; complete the transition function (DFA)
+            int n = next.size();
+            int[] fail = new int[n];
+            ArrayDeque<Integer> queue = new ArrayDeque<>();
             for (int c = 0; c < 256; c++) {
-                int t = next.get(s)[c];
+                int t = next.get(0)[c];
                 if (t < 0) {
-                    next.get(s)[c] = next.get(fail[s])[c];
+                    next.get(0)[c] = 0;
                 } else {
-                    fail[t] = next.get(fail[s])[c];
+                    fail[t] = 0;
                     queue.add(t);
                 }
             }
-        }
-        if ((long) n * 256 > Integer.MAX_VALUE / 4) {
-            throw new IllegalArgumentException("keywords: too many (" + n + " automaton states)");
-        }
-        int[][] outputs = new int[n][];
-        for (int s = 0; s < n; s++) {
-            outputs[s] = out.get(s).stream().mapToInt(Integer::intValue).toArray();
-        }
-        int[] table = new int[n * 256];
-        for (int s = 0; s < n; s++) {
-            for (int c = 0; c < 256; c++) {
-                int lower = c >= 'A' && c <= 'Z' ? c + 32 : c;
-                int t = next.get(s)[lower];
-                int entry = t << 8;
-                if (outputs[t].length > 0) {
-                    entry |= 0x80000000;
+            while (!queue.isEmpty()) {
+                int s = queue.poll();
+                out.get(s).addAll(out.get(fail[s]));
+                for (int c = 0; c < 256; c++) {
+                    int t = next.get(s)[c];
+                    if (t < 0) {
+                        next.get(s)[c] = next.get(fail[s])[c];
+                    } else {
+                        fail[t] = next.get(fail[s])[c];
+                        queue.add(t);
+                    }
                 }
-                table[(s << 8) | c] = entry;
             }
+            if ((long) n * 256 > Integer.MAX_VALUE / 4) {
+                throw new IllegalArgumentException("keywords: too many (" + n + " automaton states)");
+            }
+            int[][] outputs = new int[n][];
+            for (int s = 0; s < n; s++) {
+                outputs[s] = out.get(s).stream().mapToInt(Integer::intValue).toArray();
+            }
+            int[] table = new int[n * 256];
+            for (int s = 0; s < n; s++) {
+                for (int c = 0; c < 256; c++) {
+                    int lower = c >= 'A' && c <= 'Z' ? c + 32 : c;
+                    int t = next.get(s)[lower];
+                    int entry = t << 8;
+                    if (outputs[t].length > 0) {
+                        entry |= 0x80000000;
+                    }
+                    table[(s << 8) | c] = entry;
+                }
+            }
+            return new Automaton(table, outputs);
         }
-        return new KeywordPrefilter(keywords, keywordDetectors, table, outputs, detectors.size(),
-                vector && VECTOR_AVAILABLE);
     }
 
     private static int[] filled() {
@@ -212,11 +254,15 @@ public final class KeywordPrefilter {
     /**
      * Reports every keyword occurrence that starts at an index in {@code [from, to)} and ends at or before
      * {@code limit}: {@code sink.hit(keyword, end)} once per occurrence, with {@code end} the index just
-     * after its last byte. Bytes before {@code from} are not read, so no state carries over between calls:
-     * a stream scanned in pieces passes each piece's start positions, with enough bytes after them (up to
-     * {@link #maxKeywordLength()} - 1) before {@code limit} to hold a keyword starting at the last one.
-     * Bytes of {@code buf} at or after {@code limit} may be read but never count. Occurrences are reported
-     * in no particular order.
+     * after its last byte. No state carries over between calls: a stream scanned in pieces passes each
+     * piece's start positions, with enough bytes after them ({@link #lookAhead()}) before {@code limit}
+     * to decide a keyword starting at the last one. Bytes of {@code buf} at or after {@code limit} may be
+     * read but never count. Occurrences are reported in no particular order.
+     *
+     * <p>A <em>run keyword</em> (a base64 stem, see {@link EncodedDetectors#keywordsInBase64Run}) counts
+     * only inside a run: with the run characters ({@code [A-Za-z0-9+/_-]}) right before it (at most {@value #RUN}, not before index 0) and right after it (at most {@value #RUN},
+     * before {@code limit}), at least {@value #RUN} characters. Bytes before {@code from} are read for
+     * that, and for nothing else.
      *
      * @throws IndexOutOfBoundsException unless {@code 0 <= from <= to <= limit <= buf.length}
      */
@@ -227,25 +273,113 @@ public final class KeywordPrefilter {
             return;
         }
         int p = from;
+        HitSink checked = anyInRun ? (k, e) -> {
+            if (!inRun[k] || inRun(buf, e - keywordLength[k], e, limit)) {
+                sink.hit(k, e);
+            }
+        } : sink;
         if (teddy != null && to - from >= TeddyScan.STEP) {
-            p = teddy.scan(buf, from, to, limit, sink);
-            if (p == to) {
-                return;
+            int stop = TeddyScan.stop(buf, from, to);
+            if (stop > from) {
+                int done = from;
+                if (anyInRun && isRunChar(buf[from])) {
+                    done = scanRuns(buf, from, from + 1, from, stop, limit, sink, done); // a run begun earlier
+                }
+                done = teddy.scan(buf, from, to, limit, sink, this, done);
+                if (anyInRun && isRunChar(buf[stop - 1])) {
+                    scanRuns(buf, stop - 1, stop, from, stop, limit, sink, done); // a run going on after stop
+                }
+                p = stop;
+                if (p == to) {
+                    return;
+                }
             }
         }
         // the automaton, from its start state at p: it sees only keywords starting at p or later; it reads
         // until the last keyword that starts before `to` could end, and drops those starting at `to` or later
         int end = (int) Math.min(limit, (long) to + maxKeywordLength - 1);
         if (end == to) {
-            scanEnds(buf, p, end, START_STATE, sink);
+            scanEnds(buf, p, end, START_STATE, checked);
             return;
         }
         final int startLimit = to;
         scanEnds(buf, p, end, START_STATE, (k, e) -> {
             if (e - keywordLength[k] < startLimit) {
-                sink.hit(k, e);
+                checked.hit(k, e);
             }
         });
+    }
+
+    /**
+     * Bytes after the last start position of a {@link #scan} that must lie before its limit for the scan
+     * to decide every keyword starting there: the longest keyword minus one, plus {@value #RUN} when
+     * run keywords exist.
+     */
+    public int lookAhead() {
+        return Math.max(0, maxKeywordLength - 1) + (anyInRun ? RUN : 0);
+    }
+
+    /** A character that continues a run for {@link #scan}'s run keywords. */
+    static boolean isRunChar(byte b) {
+        return EncodedDetectors.isBase64Char(b);
+    }
+
+    /** Answers whether keyword {@code k} is a run keyword (see {@link #scan}). */
+    boolean isRunKeyword(int k) {
+        return inRun[k];
+    }
+
+    /** The run condition of {@link #scan} for an occurrence at {@code buf[s, e)}. */
+    static boolean inRun(byte[] buf, int s, int e, int limit) {
+        int n = e - s;
+        for (int i = s - 1; i >= Math.max(0, s - RUN) && isRunChar(buf[i]); i--) {
+            n++;
+        }
+        for (int i = e; i < Math.min(limit, e + RUN) && isRunChar(buf[i]); i++) {
+            n++;
+        }
+        return n >= RUN;
+    }
+
+    /**
+     * For the vector scan: reports the run keywords in each run of run characters that meets
+     * {@code buf[i0, i1)}, from where it begins (not before {@code max(from, done)}) to where it ends
+     * (not after {@code limit}), for starts before {@code startLimit}; returns the end of the last run
+     * scanned (or {@code done}), before which no run is scanned again.
+     */
+    int scanRuns(byte[] buf, int i0, int i1, int from, int startLimit, int limit, HitSink sink, int done) {
+        int low = Math.max(from, done);
+        for (int i = Math.max(i0, low); i < i1; i++) {
+            if (!isRunChar(buf[i])) {
+                continue;
+            }
+            int r = i;
+            while (r > low && isRunChar(buf[r - 1])) {
+                r--;
+            }
+            int j = i + 1;
+            while (j < limit && isRunChar(buf[j])) {
+                j++;
+            }
+            final int[] t = runTable;
+            int st = START_STATE;
+            for (int x = r; x < j; x++) {
+                int entry = t[st | (buf[x] & 0xff)];
+                st = entry & 0x7fffffff;
+                if (entry < 0) {
+                    for (int k : runOutputs[st >>> 8]) {
+                        int s = x + 1 - keywordLength[k];
+                        if (s >= r && s < startLimit && inRun(buf, s, x + 1, limit)) {
+                            sink.hit(k, x + 1);
+                        }
+                    }
+                }
+            }
+            done = j;
+            low = j;
+            i = j;
+        }
+        return done;
     }
 
     /**

@@ -59,7 +59,11 @@ import java.util.regex.Matcher;
  * is pending everything from its region start is held back too — at most
  * {@link DetectorSet#maxMatchLength()} characters + the look-back (13,200 for a PEM key, the longest
  * built-in), times {@value #JSON_EXPANSION} raw bytes per character in JSON. A credential split across
- * chunks at any offset is therefore found. Input is processed in slices of at most 32 KiB, so the
+ * chunks at any offset is therefore found. A detector that looks back only within a base64 run
+ * ({@link EncodedDetectors#BASE64_TEXT}) adds nothing to that holdback; instead a run of base64 characters
+ * that straddles the release point is kept whole while it is at most its look-back long (in JSON, raw
+ * bytes up to {@value #JSON_EXPANSION} times the look-back, which counts decoded characters). Input is
+ * processed in slices of at most 32 KiB, so the
  * retained state is bounded for any body size.
  *
  * <h2>Actions</h2>
@@ -113,6 +117,11 @@ public final class StreamingRedactor {
     private final int expansion;
     private final int maxKeyword;
     private final int maxBefore;
+    /**
+     * Raw bytes of a base64 run kept whole at the end of the released text (0: none), for detectors that
+     * {@linkplain EncodedDetectors#looksBackInRun look back only within a run}.
+     */
+    private final int runLookBack;
     /** Raw bytes always held back at the end of the input. */
     private final int holdback;
     private final byte[][] replacements;
@@ -189,9 +198,15 @@ public final class StreamingRedactor {
         // the escape triggers are scanned too: the longest of all the prefilter's keywords bounds the scan
         int kw = prefilter.maxKeywordLength();
         int before = 0;
+        int runLookBack = 0;
         for (Detector d : detectors) {
-            before = Math.max(before, d.maxCharsBeforeKeyword());
+            if (EncodedDetectors.looksBackInRun(d)) {
+                runLookBack = Math.max(runLookBack, d.maxCharsBeforeKeyword());
+            } else {
+                before = Math.max(before, d.maxCharsBeforeKeyword());
+            }
         }
+        this.runLookBack = runLookBack;
         this.maxKeyword = kw;
         this.maxBefore = before;
         // JSON: a keyword found through an escape trigger starts up to 6 × (kw - 1) raw bytes before the
@@ -358,7 +373,7 @@ public final class StreamingRedactor {
         // keyword starts are scanned up to where the longest keyword still fits in the input; the rest
         // waits for the next step (or the end of the body)
         int from = (int) (scanned - rawBase);
-        int to = finishing ? rawLen : Math.max(from, rawLen - (maxKeyword - 1));
+        int to = finishing ? rawLen : Math.max(from, rawLen - prefilter.lookAhead());
         prefilter.scan(raw, from, to, rawLen, sink);
         scanned = rawBase + to;
         if (triggerCount > 0) {
@@ -524,7 +539,8 @@ public final class StreamingRedactor {
      * keywords there that contain an escaped character (a literal keyword was found by the raw scan).
      */
     private void examineTriggers(boolean finishing) {
-        int reach = JSON_EXPANSION * (maxKeyword - 1);
+        // a keyword's decoded bytes and, for a run keyword, its run context (KeywordPrefilter#scan)
+        int reach = JSON_EXPANSION * prefilter.lookAhead();
         int i = 0;
         while (i < triggerCount) {
             int t = (int) (triggers[i] - rawBase);
@@ -549,7 +565,15 @@ public final class StreamingRedactor {
                 }
                 int start = end - prefilter.keywordLength(k);
                 if (!jsonWindow.hasEscapedByte(start, end)) {
-                    return;
+                    // literal in the raw bytes, so found there, except a run keyword whose raw run is cut
+                    // by an escape (a base64 run with \/ in it): the decoded window has the whole run
+                    if (!prefilter.isRunKeyword(k)) {
+                        return;
+                    }
+                    int rs = jsonWindow.rawStart(start);
+                    if (KeywordPrefilter.inRun(raw, rs, rs + (end - start), rawLen)) {
+                        return;
+                    }
                 }
                 byte[] win = jsonWindow.bytes();
                 int winLen = jsonWindow.length();
@@ -723,6 +747,9 @@ public final class StreamingRedactor {
             if (depth >= EncodedDetectors.MAX_DEPTH) {
                 return;
             }
+            if (s == 0 && EncodedDetectors.looksBackInRun(det) && rawBase + (window ? jsonWindow.rawStart(0) : 0) > 0) {
+                return; // the byte before is not known: the run may have begun earlier (and been released)
+            }
             byte[] decoded = decoding.decode(new String(text, s, e - s, StandardCharsets.ISO_8859_1));
             int inner = decoded == null ? -1 : innerScan(decoded);
             if (inner < 0) {
@@ -795,9 +822,37 @@ public final class StreamingRedactor {
             limit = Math.min(limit, hitStart[h] - (long) expansion * detectorArray[hitDet[h]].maxCharsBeforeKeyword());
         }
         if (triggerCount > 0) {
-            limit = Math.min(limit, triggers[0] - (long) JSON_EXPANSION * (maxKeyword - 1 + maxBefore));
+            limit = Math.min(limit, triggers[0] - (long) JSON_EXPANSION * (prefilter.lookAhead() + maxBefore));
         }
-        return limit;
+        return runLookBack > 0 ? runStart(limit) : limit;
+    }
+
+    /**
+     * When absolute offset {@code limit} lies inside a run of base64 characters (in JSON also
+     * backslashes, for {@code \/}) that began at most {@link #runLookBack} bytes before it (in JSON
+     * {@value #JSON_EXPANSION} times that: the look-back counts decoded characters, and escapes such as
+     * {@code &#92;u002B} for {@code +}, which some encoders write, make the raw run longer), the run's start;
+     * otherwise {@code limit}. A keyword of a detector that looks back within a run may still come later
+     * in the run, whose whole encoded text it must then replace.
+     */
+    private long runStart(long limit) {
+        int i = (int) (limit - rawBase);
+        if (i <= 0 || i >= rawLen || !runByte(raw[i]) || !runByte(raw[i - 1])) {
+            return limit;
+        }
+        int bound = Math.max(0, i - expansion * runLookBack);
+        int j = i - 1;
+        while (j > bound && runByte(raw[j - 1])) {
+            j--;
+        }
+        if (j == bound && (j > 0 ? runByte(raw[j - 1]) : rawBase > 0)) {
+            return limit; // longer than the look-back, or begun in bytes already released
+        }
+        return rawBase + j;
+    }
+
+    private boolean runByte(byte b) {
+        return EncodedDetectors.isBase64Char(b) || (json && b == '\\');
     }
 
     private void emit(boolean finishing) {

@@ -443,6 +443,9 @@ class BuiltinDetectorsTest {
         n.add(new Negative("encoded-base64", "echo " + java.util.Base64.getEncoder().encodeToString(
                 "ghp_ is how a GitHub token starts".getBytes(java.nio.charset.StandardCharsets.UTF_8)) + " | base64 -d"));
         n.add(new Negative("encoded-base64", "Z2hwX" + f.of(B64, 40)));
+        n.add(new Negative("encoded-base64-text", "env: " + java.util.Base64.getEncoder().encodeToString(
+                "DB_PASSWORD=changeme\nAPI_TOKEN=${API_TOKEN}\n# reset the password weekly\n".getBytes())));
+        n.add(new Negative("encoded-base64-text", f.of(B64, 40) + EncodedDetectors.base64Stem("PASSWORD", 0) + f.of(B64, 60)));
         n.add(new Negative("encoded-escapes", "printf '\\x48\\x65\\x6c\\x6c\\x6f\\x20\\x77\\x6f\\x72\\x6c\\x64\\x21'"));
         n.add(new Negative("encoded-percent", "https://www.example.org/search?q=how%20to%20rotate%20a%20token&lang=en"));
         n.add(new Negative("encoded-percent", "next=https%3A%2F%2Fapp.example.org%2Fsettings%3Ftab%3Dsecurity"));

@@ -3,7 +3,9 @@ package dev.sluice.rules.redact;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -179,6 +181,157 @@ class EncodedDetectorsTest {
         r.finish();
         assertThat(r.blocked()).isTrue();
         assertThat(r.findings()).isEqualTo(Map.of("github-pat", 1L));
+    }
+
+    /** A {@code .env} file whose secrets have no vendor prefix. */
+    private String dotEnv(String password, String token) {
+        return "# app settings\nAPP_ENV=production\nDB_HOST=db.internal\nDB_PORT=5432\nDB_USER=app\nDB_PASSWORD=" + password
+                + "\nCACHE_URL=redis://cache.internal:6379/0\nAPI_TOKEN=" + token + "\nLOG_LEVEL=info\n";
+    }
+
+    @Test
+    void base64OfADotEnvFileIsReplacedWhole() {
+        String pw = f.of(Fakes.ALNUM, 18) + "7x";
+        String tok = f.of(Fakes.ALNUM, 32);
+        String enc = b64(dotEnv(pw, tok));
+        String secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-env\ntype: Opaque\ndata:\n  .env: " + enc + "\n";
+        Fakes.Run r = plain(secret);
+        assertThat(r.output()).doesNotContain(enc.substring(0, 16)).doesNotContain(enc.substring(enc.length() - 16))
+                .isEqualTo(secret.replace(enc, "[REDACTED:generic-secret]"));
+        assertThat(r.redactor().findings()).isEqualTo(Map.of("generic-secret", 1L));
+        Fakes.Run j = json(chat(secret));
+        assertThat(j.output()).doesNotContain(enc.substring(0, 16)).contains("[REDACTED:generic-secret]")
+                .startsWith("{\"model\"").endsWith("\"}]}");
+        // base64url, and a prefixed token further in: counted under its own id
+        String gh = f.github("ghp_");
+        String url = b64url("APP_ENV=ci\nREGION=eu-west-1\nGITHUB_TOKEN=" + gh + "\n");
+        assertThat(plain("CI_ENV_B64=" + url + "\n").output()).isEqualTo("CI_ENV_B64=[REDACTED:github-pat]\n");
+    }
+
+    @Test
+    void base64OfYamlJsonAndDockerConfigsIsReplaced() {
+        String pw = f.of(Fakes.ALNUM, 20) + "3q";
+        String[] texts = {
+            "database:\n  host: db.internal\n  port: 5432\n  username: app\n  password: " + pw + "\n",
+            "{\n  \"service\": \"billing\",\n  \"region\": \"eu-west-1\",\n  \"apiKey\": \"" + pw + "\"\n}\n",
+            "[client]\nuser = backup\nhost = db.internal\nsecret = " + pw + "\n",
+            "{\n\t\"credsStore\": \"\",\n\t\"auths\": {\n\t\t\"registry.example.org\": {\n\t\t\t\"auth\": \""
+                    + b64("robot:" + pw) + "\"\n\t\t}\n\t}\n}",
+        };
+        for (String t : texts) {
+            for (String enc : new String[] {b64(t), b64url(t)}) {
+                Fakes.Run r = plain("  config: " + enc + "\n");
+                assertThat(r.output()).as(t).doesNotContain(enc.substring(0, 12)).startsWith("  config: [REDACTED:").endsWith("]\n");
+                assertThat(json(chat("value " + enc + " end")).output()).as(t).doesNotContain(enc.substring(0, 12))
+                        .contains(" end");
+            }
+        }
+    }
+
+    @Test
+    void base64TextFoundAtEveryChunkCutAfterLongProse() throws Exception {
+        String pw = f.of(Fakes.ALNUM, 22) + "9k";
+        // the keyword lies about 2,300 characters into the run: beyond the plain and JSON holdback
+        StringBuilder flags = new StringBuilder();
+        for (int i = 0; i < 90; i++) {
+            flags.append("FEATURE_FLAG_").append(i).append("=on\n");
+        }
+        String env = "NODE_ENV=production\nPORT=8080\n" + flags + "SESSION_SECRET=" + pw + "\n";
+        assertThat(env.indexOf("SECRET") * 4 / 3).isGreaterThan(2200);
+        String enc = b64(env);
+        String prose = "Here is the manifest the deploy step printed, including the Secret it created.\n".repeat(8);
+        byte[] body = (prose + "data:\n  env: " + enc + "\nend of output\n").getBytes(StandardCharsets.UTF_8);
+        for (int cut = 1; cut < body.length; cut += 29) {
+            for (BodyFormat format : new BodyFormat[] {BodyFormat.PLAIN, BodyFormat.JSON}) {
+                StreamingRedactor r = SET.newRedactor(format, RedactionAction.REDACT, Long.MAX_VALUE);
+                String out = new String(r.feed(body, 0, cut), StandardCharsets.UTF_8)
+                        + new String(r.feed(body, cut, body.length - cut), StandardCharsets.UTF_8)
+                        + new String(r.finish(), StandardCharsets.UTF_8);
+                assertThat(out).as("%s cut at %d", format, cut).isEqualTo(
+                        prose + "data:\n  env: [REDACTED:generic-secret]\nend of output\n");
+            }
+        }
+    }
+
+    /**
+     * JSON encoders that write {@code /} as {@code \/} (PHP) or {@code +} as {@code &#92;u002B} (.NET) cut
+     * a base64 run in the raw bytes into short pieces: the base64 stems, which count only inside runs of
+     * 24 characters, are then found in the decoded window around the escapes, at every chunk cut.
+     */
+    @Test
+    void base64WithEscapedSlashesAndPlusesInJson() throws Exception {
+        // '?' at every decoded offset 2 mod 3 (but in the assignment's name) puts a '/' at every fourth
+        // base64 character: no raw piece of the run between two \/ holds 24 characters
+        String head = "# build settings\nREGION=eu-west-1\n";
+        String name = "DB_PASSWORD=";
+        StringBuilder t = new StringBuilder(head + name + f.of(Fakes.ALNUM, 24) + "\nLOG=debug and more text\n");
+        for (int i = 0; i < t.length(); i++) {
+            if (i % 3 == 2 && (i < head.length() || i >= head.length() + name.length()) && t.charAt(i) != '\n') {
+                t.setCharAt(i, '?');
+            }
+        }
+        String enc = b64(t.toString());
+        assertThat(enc).doesNotContainPattern("[A-Za-z0-9+_-]{24}");
+        String gh = f.github("ghp_");
+        String tok = b64(gh + "?>?");
+        for (String e : new String[] {enc, tok}) {
+            String escaped = e.replace("/", "\\/").replace("+", "\\u002B");
+            byte[] body = ("{\"messages\":[{\"role\":\"tool\",\"content\":\"data:\\n  env: " + escaped + "\\nend\"}]}")
+                    .getBytes(StandardCharsets.UTF_8);
+            String id = e == enc ? "generic-secret" : "github-pat";
+            for (int cut = 1; cut < body.length; cut += 7) {
+                StreamingRedactor r = SET.newRedactor(BodyFormat.JSON, RedactionAction.REDACT, Long.MAX_VALUE);
+                String out = new String(r.feed(body, 0, cut), StandardCharsets.UTF_8)
+                        + new String(r.feed(body, cut, body.length - cut), StandardCharsets.UTF_8)
+                        + new String(r.finish(), StandardCharsets.UTF_8);
+                assertThat(out).as("%s cut at %d", id, cut)
+                        .isEqualTo("{\"messages\":[{\"role\":\"tool\",\"content\":\"data:\\n  env: [REDACTED:" + id + "]\\nend\"}]}");
+            }
+        }
+    }
+
+    @Test
+    void base64TextLeavesNonSecretsAlone() {
+        String stem = EncodedDetectors.base64Stem("PASSWORD", 0);
+        List<String> clean = new ArrayList<>(List.of(
+                // text without a secret value
+                b64("Please reset your password before the token expires; the secret rotates weekly.\n"),
+                b64("DB_PASSWORD=changeme\nAPI_TOKEN=${API_TOKEN}\nSECRET_KEY=<your-secret-key>\n"),
+                b64("password: \"\"\ntoken: xxxxxxxxxxxxxxxx\napi_key: os.environ[\"API_KEY\"]\n"),
+                // certificates and public keys written in base64 as a whole (tls.crt)
+                b64("-----BEGIN CERTIFICATE-----\n" + f.pemBody(3, "\n") + "-----END CERTIFICATE-----\n"),
+                b64("-----BEGIN PUBLIC KEY-----\n" + f.of(Fakes.B64, 64) + "\n-----END PUBLIC KEY-----\n")));
+        for (int i = 0; i < 20; i++) {
+            // random data, an image, an integrity digest and a hash, each holding a keyword's stem
+            clean.add(f.of(Fakes.B64, 40 + i * 7) + stem + f.of(Fakes.B64, 60));
+            clean.add("data:image/png;base64,iVBORw0KGgo" + f.of(Fakes.B64, 200) + stem + f.of(Fakes.B64, 300) + "==");
+            clean.add("\"integrity\": \"sha512-" + f.of(Fakes.B64, 30) + stem + f.of(Fakes.B64, 46) + "==\"");
+            clean.add("sha256=" + f.of(Fakes.B64, 20) + stem + f.of(Fakes.B64, 13) + "=");
+        }
+        for (String c : clean) {
+            assertThat(plain(c).redactor().findings()).as(c).isEmpty();
+            assertThat(plain(c).output()).isEqualTo(c);
+            assertThat(json(chat(c)).redactor().findings()).as("json " + c).isEmpty();
+        }
+    }
+
+    @Test
+    void base64TextStemsAndBounds() {
+        // "PASSWORD" at decoded offsets 0, 1 and 2 (mod 3): the characters fixed whatever surrounds it
+        assertThat(EncodedDetectors.base64Stem("PASSWORD", 0)).isEqualTo("UEFTU1dPUk");
+        for (int a = 0; a < 3; a++) {
+            String stem = EncodedDetectors.base64Stem("PASSWORD", a);
+            for (String before : new String[] {"", "A", "BC", "DEF", "x=1\nDB_", "__"}) {
+                if (before.length() % 3 == a) {
+                    assertThat(b64(before + "PASSWORD=x")).as("%d %s", a, before).contains(stem);
+                }
+            }
+        }
+        assertThat(EncodedDetectors.isText("DB_PASSWORD=abc\n".getBytes(StandardCharsets.UTF_8))).isTrue();
+        assertThat(EncodedDetectors.isText(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})).isFalse();
+        // the look-back within a run does not hold back ordinary text
+        assertThat(SET.holdbackBytes()).isLessThan(EncodedDetectors.MAX_TEXT_OFFSET);
+        assertThat(EncodedDetectors.BASE64_TEXT.maxCharsBeforeKeyword()).isEqualTo(EncodedDetectors.MAX_TEXT_OFFSET);
     }
 
     @Test

@@ -67,6 +67,9 @@ class KeywordPrefilterTest {
                     if (!kw.equals(new String(text, i, kw.length(), StandardCharsets.ISO_8859_1).toLowerCase(Locale.ROOT))) {
                         continue; // toLowerCase folded a non-ASCII letter
                     }
+                    if (scalar.isRunKeyword(k) && runAround(text, i, i + kw.length(), limit) < KeywordPrefilter.RUN) {
+                        continue; // a base64 stem outside a run of base64 characters
+                    }
                     expected.add(((long) (i + kw.length()) << 16) | k);
                 }
             }
@@ -78,6 +81,73 @@ class KeywordPrefilterTest {
                 p.scan(text, split, limit, limit, (k, end) -> actual.add(((long) end << 16) | k));
                 actual.sort(null);
                 assertThat(actual).as("%s round %d length %d limit %d split %d", p, round, n, limit, split)
+                        .isEqualTo(expected);
+            }
+        }
+    }
+
+    /** Base64 characters of {@code text[s, e)} and at most {@value KeywordPrefilter#RUN} on each side, before {@code limit}. */
+    private static int runAround(byte[] text, int s, int e, int limit) {
+        int n = e - s;
+        for (int i = s - 1; i >= Math.max(0, s - KeywordPrefilter.RUN) && EncodedDetectors.isBase64Char(text[i]); i--) {
+            n++;
+        }
+        for (int i = e; i < Math.min(limit, e + KeywordPrefilter.RUN) && EncodedDetectors.isBase64Char(text[i]); i++) {
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * A base64 stem (a keyword of the base64 decoders) counts only inside a run of at least 24 base64
+     * characters, anywhere in a long body and across the split of the start positions into two calls:
+     * the vector scan finds such runs in a pass of its own and both scans agree.
+     */
+    @Test
+    void base64StemsCountOnlyInsideLongRuns() {
+        List<Detector> detectors = BuiltinDetectors.all();
+        KeywordPrefilter vector = KeywordPrefilter.of(detectors, true);
+        KeywordPrefilter scalar = KeywordPrefilter.of(detectors, false);
+        String stem = EncodedDetectors.base64Stem("PASSWORD", 0); // UEFTU1dPUkQ
+        int k = scalar.keywords().indexOf(stem.toLowerCase(Locale.ROOT));
+        assertThat(k).isGreaterThanOrEqualTo(0);
+        assertThat(scalar.isRunKeyword(k)).isTrue();
+        assertThat(scalar.isRunKeyword(scalar.keywords().indexOf("password"))).isFalse();
+        Random random = new Random(7);
+        String b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for (int round = 0; round < 300; round++) {
+            StringBuilder b = new StringBuilder();
+            int at = random.nextInt(3000);
+            while (b.length() < at) {
+                b.append(random.nextInt(6) == 0 ? ' ' : (char) ('a' + random.nextInt(26)));
+            }
+            int before = random.nextInt(30);
+            int after = random.nextInt(30);
+            b.append(' ');
+            for (int i = 0; i < before; i++) {
+                b.append(b64.charAt(random.nextInt(64)));
+            }
+            int start = b.length();
+            b.append(stem);
+            for (int i = 0; i < after; i++) {
+                b.append(b64.charAt(random.nextInt(64)));
+            }
+            b.append(" tail of the text, long enough for a vector step or two after the run.");
+            byte[] text = b.toString().getBytes(StandardCharsets.ISO_8859_1);
+            boolean expected = Math.min(before, KeywordPrefilter.RUN) + stem.length() + Math.min(after, KeywordPrefilter.RUN)
+                    >= KeywordPrefilter.RUN;
+            int split = random.nextInt(text.length);
+            for (KeywordPrefilter p : List.of(vector, scalar)) {
+                List<Integer> ends = new ArrayList<>();
+                KeywordPrefilter.HitSink sink = (kw, end) -> {
+                    if (kw == k) {
+                        ends.add(end);
+                    }
+                };
+                p.scan(text, 0, split, text.length, sink);
+                p.scan(text, split, text.length, text.length, sink);
+                assertThat(ends.contains(start + stem.length()))
+                        .as("%s round %d: run of %d + %d + %d, split %d", p, round, before, stem.length(), after, split)
                         .isEqualTo(expected);
             }
         }
