@@ -181,8 +181,12 @@ public final class StreamingRedactor {
         Objects.requireNonNull(set, "set");
         this.set = set;
         this.depth = depth;
-        this.raw = new byte[depth == 0 ? SLICE_BYTES + 1024 : 1024];
-        this.output = new OutputBuffer(depth == 0 ? SLICE_BYTES + 1024 : 1024);
+        // A small body (a header value, a request-target) needs no slice-sized buffers: both grow if a
+        // body ever needs more, so they start at the body's bound when that is below a slice.
+        int initial = depth > 0 ? 1024
+                : maxBodyBytes < SLICE_BYTES ? (int) Math.max(0, maxBodyBytes) + 1024 : SLICE_BYTES + 1024;
+        this.raw = new byte[initial];
+        this.output = new OutputBuffer(initial);
         Objects.requireNonNull(format, "format");
         this.action = Objects.requireNonNull(action, "action");
         if (maxBodyBytes < 0) {
