@@ -19,6 +19,12 @@ interface Gated {
     }
 
     /**
+     * How far around one of its literals a match can reach, in characters: {@code {before, after}}, after
+     * counted from the literal's start; the text a {@link RedFlagFold} gives {@link #findAt} at that literal.
+     */
+    int[] reach(String literal);
+
+    /**
      * As {@link RedFlagDetector#find(CharSequence)} on {@code text}, given where the gate found this
      * detector's literals and runs in it (so the detector reads only the text around them).
      */
