@@ -23,4 +23,15 @@ public interface KeywordTap {
      * @param stringEnd whether {@code text} ends where the JSON string does
      */
     void onString(String text, int[] at, int[] keyword, int count, boolean stringStart, boolean stringEnd);
+
+    /**
+     * Asked at each hit found in the raw bytes, before the hit is kept: false drops it (nothing around it
+     * can matter: a cheap look at the bytes, or the tap has no more use for the keyword). {@code raw} is
+     * the body's raw JSON, {@code raw[at]} the keyword's first byte and {@code raw[0, limit)} what has
+     * arrived; a backslash there begins an escape (where the decoded text differs, answer true). The
+     * default keeps every hit.
+     */
+    default boolean wants(int keyword, byte[] raw, int at, int limit) {
+        return true;
+    }
 }

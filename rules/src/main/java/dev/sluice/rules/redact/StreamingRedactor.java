@@ -442,7 +442,9 @@ public final class StreamingRedactor {
         if (!(start >= 8 && noBackslashInSixBefore(start)) && escapeStart(start) != start) {
             return;
         }
-        tap.hit(rawBase + start, tapOf[keyword]);
+        if (tap.wants(tapOf[keyword], raw, start, rawLen)) {
+            tap.hit(rawBase + start, tapOf[keyword]);
+        }
     }
 
     /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */
@@ -1022,7 +1024,10 @@ public final class StreamingRedactor {
     private void compact() {
         long keep = Math.min(rawEmitted, unsettled(false) - (json ? 12 : 0));
         if (tap != null) {
-            keep = Math.min(keep, tap.keepFrom());
+            // a pending tap hit reads text before it, and so does one not found yet (an escape trigger's
+            // keyword starts before the trigger)
+            long next = triggerCount > 0 ? Math.min(scanned, triggers[0]) : scanned;
+            keep = Math.min(keep, Math.min(tap.keepFrom(), next - tap.lookBehindBytes(maxKeyword)));
         }
         keep = Math.max(rawBase, keep - (long) expansion * DetectorSet.CONTEXT_BYTES);
         int drop = (int) (keep - rawBase);

@@ -42,6 +42,11 @@ final class TapReader {
         this.maxBefore = Arrays.stream(before).max().orElse(0);
     }
 
+    /** Answers whether the tap keeps the hit of {@code kw} at raw index {@code at} ({@link KeywordTap#wants}). */
+    boolean wants(int kw, byte[] raw, int at, int limit) {
+        return tap.wants(kw, raw, at, limit);
+    }
+
     /** Records tap keyword {@code kw} starting at absolute raw offset {@code abs} (a repeat is ignored). */
     void hit(long abs, int kw) {
         int i = hitCount;
@@ -68,6 +73,11 @@ final class TapReader {
     long keepFrom() {
         return hitCount == 0 ? Long.MAX_VALUE
                 : hitAt[0] - (long) StreamingRedactor.JSON_EXPANSION * (maxBefore + 2) - 8;
+    }
+
+    /** Raw bytes a hit found at or after a position may read before it (keywords up to {@code maxKeyword} bytes). */
+    long lookBehindBytes(int maxKeyword) {
+        return (long) StreamingRedactor.JSON_EXPANSION * (maxBefore + 2 + maxKeyword) + 8;
     }
 
     // the bounds of the hit last examined (raw indexes) and whether they are the string's quotes
@@ -141,38 +151,46 @@ final class TapReader {
     private boolean bounds(byte[] raw, int rawLen, int k, int kw, boolean finishing) {
         int b = before[kw];
         int a = after[kw];
-        // forward: the closing quote, or a bytes of plain text
-        int end = k + a;
+        // forward: a characters (escapes counted as the one they stand for), or up to the closing quote
         int i = k;
-        int stop = Math.min(end, rawLen);
-        while (i < stop && raw[i] != '"' && raw[i] != '\\') {
-            i++;
-        }
-        if (i < stop && raw[i] == '"') {
-            hi = i;
-            hiQuote = true;
-        } else if (i == end) {
-            hi = end;
-            hiQuote = false;
-        } else if (i == rawLen && i < end) {
-            if (!finishing) {
-                return false;
+        int chars = 0;
+        while (true) {
+            int j = i;
+            int stop = Math.min(rawLen, i + (a - chars));
+            while (j < stop && raw[j] != '"' && raw[j] != '\\') {
+                j++;
             }
-            hi = rawLen;
-            hiQuote = false;
-        } else {
-            // a backslash: up to JSON_EXPANSION raw bytes per character, to the first unescaped quote
-            int far = k + StreamingRedactor.JSON_EXPANSION * a;
-            int q = nextQuote(raw, Math.min(far, rawLen), i);
-            if (q >= 0) {
-                hi = q;
-                hiQuote = true;
-            } else if (far <= rawLen || finishing) {
-                hi = Math.min(far, rawLen);
+            chars += j - i;
+            i = j;
+            if (chars >= a) {
+                hi = i;
                 hiQuote = false;
-            } else {
-                return false;
+                break;
             }
+            if (i >= rawLen) {
+                if (!finishing) {
+                    return false;
+                }
+                hi = rawLen;
+                hiQuote = false;
+                break;
+            }
+            if (raw[i] == '"') {
+                hi = i;
+                hiQuote = true;
+                break;
+            }
+            int len = i + 1 < rawLen && raw[i + 1] == 'u' ? 6 : 2;
+            if (i + len > rawLen) {
+                if (!finishing) {
+                    return false;
+                }
+                hi = rawLen;
+                hiQuote = false;
+                break;
+            }
+            i += len;
+            chars++;
         }
         // backward: the opening quote, or b bytes of plain text
         int start = k - b;
@@ -188,30 +206,39 @@ final class TapReader {
             lo = j + 1;
             loQuote = true;
         } else {
-            int far = Math.max(0, k - StreamingRedactor.JSON_EXPANSION * b);
-            int q = j;
-            while (q >= far && !(raw[q] == '"' && !redactor.escaped(q))) {
-                q--;
-            }
-            if (q >= far) {
-                lo = q + 1;
-                loQuote = true;
-            } else {
-                lo = redactor.escapeStart(far);
-                loQuote = false;
+            // escapes near: look twice as far first, and up to JSON_EXPANSION bytes a character when the
+            // characters there are still fewer than b
+            if (!quoteBack(raw, j, Math.max(0, k - 2 * b - 16)) && charsBetween(raw, lo, k) < b) {
+                quoteBack(raw, lo - 1, Math.max(0, k - StreamingRedactor.JSON_EXPANSION * b));
             }
         }
         return true;
     }
 
-    /** The first unescaped quote in {@code raw[from, to)}, or -1. */
-    private int nextQuote(byte[] raw, int to, int from) {
-        for (int i = from; i < to; i++) {
-            if (raw[i] == '"' && !redactor.escaped(i)) {
-                return i;
+    /**
+     * Looks for the opening quote from raw index {@code from} down to {@code floor}: sets {@link #lo} after it
+     * (true), or to the escape start at {@code floor} (false).
+     */
+    private boolean quoteBack(byte[] raw, int from, int floor) {
+        for (int q = from; q >= floor; q--) {
+            if (raw[q] == '"' && !redactor.escaped(q)) {
+                lo = q + 1;
+                loQuote = true;
+                return true;
             }
         }
-        return -1;
+        lo = redactor.escapeStart(floor);
+        loQuote = false;
+        return false;
+    }
+
+    /** The decoded characters in {@code raw[from, to)} ({@code from} at an escape's or a byte's start). */
+    private static int charsBetween(byte[] raw, int from, int to) {
+        int chars = 0;
+        for (int i = from; i < to; chars++) {
+            i += raw[i] != '\\' ? 1 : i + 1 < to && raw[i + 1] == 'u' ? 6 : 2;
+        }
+        return chars;
     }
 
     /** Answers whether the string closed by the quote at raw index {@code q} is a member name. */
@@ -232,14 +259,16 @@ final class TapReader {
         int len = window.length();
         int first = window.indexAt((int) (groupRaw[0] - rawBase));
         int last = window.indexAt((int) (groupRaw[n - 1] - rawBase));
-        int cutFrom = Math.max(0, first - before[groupKw[0]]);
+        int cutFrom = first;
         int cutTo = len;
         int reach = 0;
         for (int h = 0; h < n; h++) {
             int at = window.indexAt((int) (groupRaw[h] - rawBase));
             reach = Math.max(reach, at + after[groupKw[h]]);
+            cutFrom = Math.min(cutFrom, at - before[groupKw[h]]);
             groupAt[h] = at;
         }
+        cutFrom = Math.max(0, cutFrom);
         cutTo = Math.min(len, Math.max(reach, last + 1));
         // whole UTF-8 characters only
         while (cutFrom > 0 && (w[cutFrom] & 0xC0) == 0x80) {

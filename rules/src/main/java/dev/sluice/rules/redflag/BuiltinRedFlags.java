@@ -301,6 +301,11 @@ public final class BuiltinRedFlags {
             }
 
             @Override
+            public boolean custom() {
+                return true;
+            }
+
+            @Override
             public List<String> find(CharSequence text) {
                 return find(text, text.toString().toLowerCase(Locale.ROOT));
             }

@@ -13,6 +13,11 @@ interface Gated {
     /** The literals, lowercase, each at least one character; never null. */
     String[] gateLiterals();
 
+    /** Whether this is a custom rule's detector (the fold's cheap prechecks know only the built-ins). */
+    default boolean custom() {
+        return false;
+    }
+
     /** Whether a long base64 / hex run also opens the gate. */
     default boolean gateOnRuns() {
         return false;

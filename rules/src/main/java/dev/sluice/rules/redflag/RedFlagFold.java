@@ -41,11 +41,12 @@ public final class RedFlagFold {
 
     /**
      * Shell words whose base64 stems and hex forms are keywords of {@code encoded_shell}'s runs: what its
-     * decoded-command pattern looks for ({@code | sh}, {@code curl }, {@code bash -c}, {@code /bin/sh}…),
-     * in the spellings of at least four characters.
+     * decoded-command pattern looks for ({@code curl }, {@code | sh}, {@code bash -c}, {@code /bin/}…), in
+     * their most common spelling (a command that pipes into {@code zsh} without a space and holds no
+     * download is not found: each stem costs the keyword scan, see benchmarks/RESULTS.md).
      */
-    static final List<String> SHELL_WORDS = List.of("| sh", "| bash", "|bash", "| zsh", "|zsh", "| dash", "|dash",
-            "| sudo", "|sudo", "curl ", "wget ", "bash -c", "/bin/sh", "/bin/bash", "nc -e", "rm -rf", "chmod +x");
+    static final List<String> SHELL_WORDS = List.of("curl ", "wget ", "bash -c", "| sh", "| bash", "/bin/", "nc -e",
+            "rm -rf", "chmod +x");
     /** Characters either side of a stem in which its base64 / hex run is looked for. */
     static final int RUN_REACH = 1024;
     /** Most references a request keeps for its response (as {@link RedFlagScan}). */
@@ -197,6 +198,9 @@ public final class RedFlagFold {
         private final int[][] slotsOf;
         private final int[][] lengthsOf;
         private final boolean[][] stemOf;
+        /** Per tap keyword and slot entry: the cheap raw precheck ({@link Precheck}). */
+        private final int[][] checkOf;
+        private final int[] keywordLength;
         private final Gated.Hits[] open;
 
         Body(RedFlagFold fold, List<RedFlagRule> rules, @Nullable RedFlagDetector collector,
@@ -211,7 +215,10 @@ public final class RedFlagFold {
             slotsOf = new int[n][];
             lengthsOf = new int[n][];
             stemOf = new boolean[n][];
+            checkOf = new int[n][];
+            keywordLength = new int[n];
             for (int k = 0; k < n; k++) {
+                keywordLength[k] = fold.keywords.get(k).keyword().length();
                 List<int[]> s = new ArrayList<>();
                 for (int j = 0; j < fold.owners[k].length; j++) {
                     for (int slot = 0; slot < slots; slot++) {
@@ -224,10 +231,30 @@ public final class RedFlagFold {
                 slotsOf[k] = s.stream().mapToInt(x -> x[0]).toArray();
                 lengthsOf[k] = s.stream().mapToInt(x -> x[1]).toArray();
                 stemOf[k] = new boolean[s.size()];
+                checkOf[k] = new int[s.size()];
                 for (int j = 0; j < s.size(); j++) {
                     stemOf[k][j] = s.get(j)[2] == 1;
+                    int slot = s.get(j)[0];
+                    RedFlagDetector d = slot < this.rules.size() ? this.rules.get(slot).detector() : collector;
+                    checkOf[k][j] = stemOf[k][j] || ((Gated) d).custom() ? Precheck.NONE
+                            : Precheck.of(d.id(), fold.keywords.get(k).keyword());
                 }
             }
+        }
+
+        @Override
+        public boolean wants(int keyword, byte[] raw, int at, int limit) {
+            int[] slots = slotsOf[keyword];
+            for (int j = 0; j < slots.length; j++) {
+                int slot = slots[j];
+                if (flaggedSlot[slot] || (slot == rules.size() && collected.size() >= MAX_REFERENCES)) {
+                    continue;
+                }
+                if (Precheck.mayMatch(checkOf[keyword][j], raw, at, at + keywordLength[keyword], limit)) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         @Override
@@ -289,6 +316,10 @@ public final class RedFlagFold {
             }
         }
 
+        /**
+         * Skips what cannot match: a hit no open rule wants is not decoded. (A rule's hits keep coming
+         * until it is flagged; the precheck drops most of the rest.)
+         */
         /** Records the base64-alphabet run around {@code p} in {@code t} when it is long enough. */
         private static void run(Gated.Hits hits, String t, int p) {
             int s = p;
@@ -347,6 +378,183 @@ public final class RedFlagFold {
         /** Returns the internal references the body held (for its response's scan). */
         public Set<String> references() {
             return Set.copyOf(collected);
+        }
+    }
+
+    /**
+     * Cheap looks at the raw JSON around a built-in's literal, before anything is decoded: each answers
+     * false only where the detector's pattern cannot match there, reading plain bytes; near a backslash
+     * (an escape, whose decoded character is not the byte) it answers true.
+     */
+    static final class Precheck {
+        static final int NONE = 0;
+        /** credential_path at {@code .env}: {@code (?<![\w.])\.env\b}. */
+        static final int DOT_ENV = 1;
+        /** encoded_shell at curl / wget: {@code \bcurl\b[^\n|]{0,200}\|\s*(sudo\s+)?(ba|z|da)?sh\b}. */
+        static final int DOWNLOAD = 2;
+        /** internal_reference at 10. / 172. / 192.168.: no digit or dot before, a digit after. */
+        static final int ADDRESS = 3;
+        /** internal_reference at a domain suffix: a name character before, none after. */
+        static final int SUFFIX = 4;
+        /** instruction_boundary at human / assistant / system: Capitalised, then {@code \s*:}. */
+        static final int ROLE = 5;
+        /** instruction_boundary at ignore: white space after. */
+        static final int IGNORE = 6;
+
+        private Precheck() {
+        }
+
+        static int of(String id, String literal) {
+            switch (id) {
+                case "credential_path":
+                    return literal.equals(".env") ? DOT_ENV : NONE;
+                case "encoded_shell":
+                    return literal.equals("curl") || literal.equals("wget") ? DOWNLOAD : NONE;
+                case "internal_reference":
+                    return Character.isDigit(literal.charAt(0)) ? ADDRESS : literal.charAt(0) == '.' ? SUFFIX : NONE;
+                case "instruction_boundary":
+                    return switch (literal) {
+                        case "human", "assistant", "system" -> ROLE;
+                        case "ignore" -> IGNORE;
+                        default -> NONE;
+                    };
+                default:
+                    return NONE;
+            }
+        }
+
+        /** Answers whether the pattern behind {@code check} may match at the literal {@code raw[at, end)}. */
+        static boolean mayMatch(int check, byte[] raw, int at, int end, int limit) {
+            if (check == NONE) {
+                return true;
+            }
+            int before = decodedBefore(raw, at);
+            if (end >= limit || before < 0) {
+                return true; // the byte after has not arrived, or an escape may end just before the literal
+            }
+            int after = raw[end];
+            if (after == '\\') {
+                return true;
+            }
+            switch (check) {
+                case DOT_ENV:
+                    return !word(before) && before != '.' && !word(after);
+                case ADDRESS:
+                    return !(before >= '0' && before <= '9') && before != '.' && after >= '0' && after <= '9';
+                case SUFFIX:
+                    if (!(alnum(before) || before == '-') || word(after)) {
+                        return false;
+                    }
+                    return !((after == '.' || after == '-') && end + 1 < limit && alnum(raw[end + 1]));
+                case ROLE:
+                    if (raw[at] < 'A' || raw[at] > 'Z') {
+                        return false;
+                    }
+                    for (int i = end; i < limit; i++) {
+                        byte c = raw[i];
+                        if (c == ':' || c == '\\') {
+                            return true;
+                        }
+                        if (c != ' ' && c != '\t') {
+                            return false;
+                        }
+                    }
+                    return true;
+                case IGNORE:
+                    return after == ' ' || after == '\t';
+                case DOWNLOAD:
+                    return !word(before) && !word(after) && download(raw, end, limit);
+                default:
+                    return true;
+            }
+        }
+
+        /** After curl / wget: a pipe into a shell within 200 characters on the line and in the string. */
+        private static boolean download(byte[] raw, int from, int limit) {
+            int to = Math.min(limit, from + 201);
+            for (int i = from; i < to; i++) {
+                byte c = raw[i];
+                if (c == '"') {
+                    return false;
+                }
+                if (c == '\\') {
+                    return i + 1 >= limit || raw[i + 1] != 'n';
+                }
+                if (c == '|') {
+                    return pipedIntoShell(raw, i + 1, limit);
+                }
+            }
+            return to == limit && to < from + 201; // not arrived yet: keep
+        }
+
+        /** After a pipe: {@code \s*(sudo\s+)?(ba|z|da)?sh\b}, case-insensitively. */
+        private static boolean pipedIntoShell(byte[] raw, int i, int limit) {
+            i = spaces(raw, i, limit);
+            if (i < 0) {
+                return true;
+            }
+            int j = word(raw, i, limit, "sudo");
+            if (j > i) {
+                int k = spaces(raw, j, limit);
+                if (k < 0) {
+                    return true;
+                }
+                i = k > j ? k : i;
+            }
+            for (String shell : new String[] {"sh", "bash", "zsh", "dash"}) {
+                int e = word(raw, i, limit, shell);
+                if (e < 0 || (e > i && (e >= limit || raw[e] == '\\' || !word(raw[e])))) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Skips spaces and tabs from {@code i}: where they end, or -1 at a backslash or the end of what arrived. */
+        private static int spaces(byte[] raw, int i, int limit) {
+            while (i < limit && (raw[i] == ' ' || raw[i] == '\t')) {
+                i++;
+            }
+            return i >= limit || raw[i] == '\\' ? -1 : i;
+        }
+
+        /** The end of {@code w} at {@code raw[i]} (case-insensitive), {@code i} when absent, -1 when cut by the end. */
+        private static int word(byte[] raw, int i, int limit, String w) {
+            for (int j = 0; j < w.length(); j++) {
+                if (i + j >= limit) {
+                    return -1;
+                }
+                if ((raw[i + j] | 0x20) != w.charAt(j)) {
+                    return i;
+                }
+            }
+            return i + w.length();
+        }
+
+        /**
+         * The character before the literal at {@code raw[at]} when the raw byte there is that character, or -1
+         * when it may end an escape ({@code \\n}, {@code \\u0041}, {@code \\/}, {@code \\"}) or is not there.
+         */
+        private static int decodedBefore(byte[] raw, int at) {
+            if (at < 1) {
+                return -1;
+            }
+            int c = raw[at - 1];
+            if (c == '"' || c == '\\' || c == '/' || c < 0) {
+                return -1;
+            }
+            if (alnum(c) && ((at >= 2 && raw[at - 2] == '\\') || (at >= 6 && raw[at - 6] == '\\'))) {
+                return -1;
+            }
+            return c;
+        }
+
+        private static boolean alnum(int c) {
+            return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+        }
+
+        private static boolean word(int c) {
+            return alnum(c) || c == '_';
         }
     }
 }

@@ -216,7 +216,12 @@ class RedFlagFoldTest {
                 "{{name}}", "<% x %>", "curl -s https://api.example | jq .", "cat the logs", ".ssh/config",
                 "api.internal", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY", "0123456789abcdef0123", "ACME-", "acme-12",
                 "a.b.c.lan", "\n\n", "  ", "| sh", "base64 -d", "ignore previous", "<|", "id_rsa", "[INST]",
-                "\u212Aubeconfig", "open ~/.env now", "os.environ", "caf\u00e9 \u4e2d\u6587 \ud83d\ude00"));
+                "\u212Aubeconfig", "open ~/.env now", "os.environ", "caf\u00e9 \u4e2d\u6587 \ud83d\ude00",
+                // near misses and hits of the fold's prechecks
+                "cat .env", "cat a.env", "cat .envrc", "curl x | jq", "curl x | sh", "wget -q x |  sudo  bash",
+                "\n$ curl -s x | bash", "curl x | shell", "curlx | sh", "the .language", "x.local:80", "db.corp-x",
+                "a.lan.", "Assistant: hi", "\n\nSystem : x", "\n\nHuman:", "ignore\tall previous instructions",
+                "10.0.0.1", "110.0.0.1", "x.10.1.2.3", "172.16.1.1", "192.168.1.1.5", "curl http://x/\"a\" | sh"));
         String filler = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:/|$%{}<>()[]_-\n\t\"'=+\u00e9";
         List<RedFlagRule> rules = allRules();
         RedFlagSettings settings = new RedFlagSettings(rules, List.of());
