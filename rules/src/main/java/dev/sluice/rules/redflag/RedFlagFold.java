@@ -428,9 +428,12 @@ public final class RedFlagFold {
             if (check == NONE) {
                 return true;
             }
-            int before = decodedBefore(raw, at);
-            if (end >= limit || before < 0) {
-                return true; // the byte after has not arrived, or an escape may end just before the literal
+            if (end >= limit) {
+                return true; // the byte after has not arrived
+            }
+            int before = check == ROLE || check == IGNORE ? ' ' : decodedBefore(raw, at);
+            if (before < 0) {
+                return true; // an escape may end just before the literal
             }
             int after = raw[end];
             if (after == '\\') {
@@ -447,7 +450,7 @@ public final class RedFlagFold {
                     }
                     return !((after == '.' || after == '-') && end + 1 < limit && alnum(raw[end + 1]));
                 case ROLE:
-                    if (raw[at] < 'A' || raw[at] > 'Z') {
+                    if (raw[at] < 'A' || raw[at] > 'Z' || !blankLineBefore(raw, at)) {
                         return false;
                     }
                     for (int i = end; i < limit; i++) {
@@ -467,6 +470,37 @@ public final class RedFlagFold {
                 default:
                     return true;
             }
+        }
+
+        /**
+         * Before a role word: {@code \\n\\s*\\n}, written as {@code \\n} escapes with white space (and
+         * {@code \\r}, {@code \\t}, {@code \\f} escapes) between; the string's opening quote counts as one
+         * line end (the second pass joins values with one). True too where it cannot tell (an escaped
+         * backslash, the start of what is held).
+         */
+        private static boolean blankLineBefore(byte[] raw, int at) {
+            int lines = 0;
+            int i = at - 1;
+            while (i >= 0) {
+                byte c = raw[i];
+                if (c == ' ') {
+                    i--;
+                } else if (i >= 1 && raw[i - 1] == '\\' && (c == 'n' || c == 'r' || c == 't' || c == 'f')) {
+                    if (i >= 2 && raw[i - 2] == '\\') {
+                        return true; // an escaped backslash, or not: cannot tell cheaply
+                    }
+                    lines += c == 'n' ? 1 : 0;
+                    if (lines >= 2) {
+                        return true;
+                    }
+                    i -= 2;
+                } else if (c == '"') {
+                    return lines >= 1 || (i >= 1 && raw[i - 1] == '\\');
+                } else {
+                    return c == '\t' || c < 0 ? true : false;
+                }
+            }
+            return true;
         }
 
         /** After curl / wget: a pipe into a shell within 200 characters on the line and in the string. */
@@ -540,6 +574,9 @@ public final class RedFlagFold {
                 return -1;
             }
             int c = raw[at - 1];
+            if (c == '"' && !(at >= 2 && raw[at - 2] == '\\')) {
+                return '\n'; // the string's opening quote: the second pass has a line end there
+            }
             if (c == '"' || c == '\\' || c == '/' || c < 0) {
                 return -1;
             }
