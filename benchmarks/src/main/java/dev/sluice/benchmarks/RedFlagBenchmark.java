@@ -9,8 +9,10 @@ import dev.sluice.rules.redact.StreamingRedactor;
 import dev.sluice.rules.redflag.BuiltinRedFlags;
 import dev.sluice.rules.redflag.RedFlagAction;
 import dev.sluice.rules.redflag.RedFlagDirection;
+import dev.sluice.rules.redflag.RedFlagFold;
 import dev.sluice.rules.redflag.RedFlagRule;
 import dev.sluice.rules.redflag.RedFlagScan;
+import dev.sluice.rules.redflag.RedFlagSettings;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +34,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * {@link RedFlagScan} of the five built-in rules), on the same clean 1 MiB prompt, 64 KiB chunks;
  * {@code redFlagsOnly} is the second pass alone; the {@code …Flagged} pair runs on the same prompt
  * with content every built-in flags every few KiB (each rule is reported once per body, then skipped).
+ * {@code redactWithRedFlags} (and {@code …Flagged}) is the redactor with the red flags in its own pass
+ * ({@link RedFlagFold}: the rules' literals in its keyword scan, the detectors run on the decoded string
+ * at each hit), what the proxy does on a request body the redactor reads.
  * ops/s = MiB/s on one core.
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar RedFlagBenchmark -f 1 -wi 2 -i 3 -w 2s -r 2s -t 1}.
@@ -46,6 +51,8 @@ public class RedFlagBenchmark {
     private byte[] clean;
     private byte[] flagged;
     private List<RedFlagRule> rules;
+    private RedFlagFold fold;
+    private DetectorSet tapped;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -58,6 +65,39 @@ public class RedFlagBenchmark {
                 .getBytes(java.nio.charset.StandardCharsets.UTF_8);
         rules = BuiltinRedFlags.IDS.stream().map(id -> new RedFlagRule(BuiltinRedFlags.byId(id, List.of()).orElseThrow(),
                 RedFlagAction.LOG, RedFlagDirection.BOTH)).toList();
+        fold = RedFlagFold.of(new RedFlagSettings(rules, List.of()));
+        tapped = detectors.withTap(fold.keywords());
+    }
+
+    /** The redactor with the red flags in its pass; returns bytes out plus the number of rules flagged. */
+    static long redactFolded(Blackhole bh, byte[] body, RedFlagFold fold, DetectorSet tapped, List<RedFlagRule> rules)
+            throws BodyTooLargeException {
+        RedFlagFold.Body flags = fold.body(rules, null, Set.of());
+        StreamingRedactor r = tapped.newRedactor(BodyFormat.JSON, RedactionAction.REDACT, Long.MAX_VALUE, flags);
+        long out = 0;
+        for (int off = 0; off < body.length; off += RedactionBenchmark.CHUNK_BYTES) {
+            byte[] o = r.feed(body, off, Math.min(RedactionBenchmark.CHUNK_BYTES, body.length - off));
+            out += o.length;
+            if (bh != null) {
+                bh.consume(o);
+            }
+            flags.drain();
+        }
+        out += r.finish().length;
+        if (bh != null) {
+            bh.consume(r.findings());
+        }
+        return out + flags.flagged().size();
+    }
+
+    @Benchmark
+    public long redactWithRedFlags(Blackhole bh) throws BodyTooLargeException {
+        return redactFolded(bh, clean, fold, tapped, rules);
+    }
+
+    @Benchmark
+    public long redactWithRedFlagsFlagged(Blackhole bh) throws BodyTooLargeException {
+        return redactFolded(bh, flagged, fold, tapped, rules);
     }
 
     private long redact(Blackhole bh, byte[] clean) throws BodyTooLargeException {

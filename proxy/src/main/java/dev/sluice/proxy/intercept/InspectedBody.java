@@ -94,7 +94,8 @@ final class InspectedBody {
     private boolean headSent;
 
     private InspectedBody(ForwardRequest request, BodyPlan plan, Reason blockReason, BodyDecoding.Coding coding,
-                          DetectorSet detectors, long maxInspectedBytes, int boundBytes) {
+                          DetectorSet detectors, long maxInspectedBytes, int boundBytes,
+                          dev.sluice.rules.redact.KeywordTap tap) {
         this.request = request;
         this.plan = plan;
         this.coding = coding;
@@ -102,7 +103,7 @@ final class InspectedBody {
         this.maxInspectedBytes = maxInspectedBytes;
         this.blockReason = plan.binary() ? Reason.CREDENTIAL_DETECTED : blockReason;
         this.decoder = BodyDecoding.decoder(coding, maxInspectedBytes);
-        this.redactor = detectors.newRedactor(plan.format(), plan.action(), maxInspectedBytes);
+        this.redactor = detectors.newRedactor(plan.format(), plan.action(), maxInspectedBytes, tap);
         this.boundBytes = boundBytes;
         this.rechunk = plan.mayRewrite()
                 || (plan.action() == RedactionAction.BLOCK && coding != BodyDecoding.Coding.IDENTITY);
@@ -117,12 +118,13 @@ final class InspectedBody {
      * @param coding the parsed {@code Content-Encoding}
      * @param maxInspectedBytes {@code limits.max_inspected_body}: most decoded bytes scanned
      * @param boundBytes {@code limits.max_buffered_body}: most received bytes held whole
+     * @param tap what the redactor reports its tap keywords to (the red flags in its pass), or null
      */
     static InspectedBody start(ChannelHandlerContext ctx, ForwardRequest request, BodyPlan plan, Reason blockReason,
                                BodyDecoding.Coding coding, DetectorSet detectors, long maxInspectedBytes,
-                               int boundBytes) {
+                               int boundBytes, dev.sluice.rules.redact.KeywordTap tap) {
         InspectedBody body = new InspectedBody(request, plan, blockReason, coding, detectors, maxInspectedBytes,
-                boundBytes);
+                boundBytes, tap);
         long declared = HttpUtil.getContentLength(request.request(), -1L);
         if (declared > boundBytes) {
             body.sendStreamedHead(ctx);

@@ -12,9 +12,12 @@ import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.llm.UsageScanner;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.redact.BodyDecoding;
+import dev.sluice.rules.redact.BodyFormat;
+import dev.sluice.rules.redact.BodyPlan;
 import dev.sluice.rules.redact.UnsupportedContentEncodingException;
 import dev.sluice.rules.redflag.RedFlagAction;
 import dev.sluice.rules.redflag.RedFlagDetector;
+import dev.sluice.rules.redflag.RedFlagFold;
 import dev.sluice.rules.redflag.RedFlagRule;
 import dev.sluice.rules.redflag.RedFlagScan;
 import dev.sluice.rules.redflag.RedFlagSettings;
@@ -30,6 +33,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The red-flag phase of an intercepted tunnel ({@code red_flags}), between the redaction phase and the
@@ -54,7 +58,14 @@ import java.util.function.Supplier;
  * response, stream closed}).
  *
  * <p>Every match: {@code AuditEvent.addRedFlag(rule)} and {@code sluice_red_flags_total{extension,rule}},
- * at most once per rule and body. This is a separate pass over the decoded text, not the redactor's.
+ * at most once per rule and body.
+ *
+ * <p>Where the redaction phase reads a JSON request body (a host with {@code redact: true}), the request
+ * rules run in the redactor's own pass ({@link RedFlagFold}: their literals in its keyword scan, their
+ * detectors on the decoded string around each hit) and this phase only takes what they flagged, chunk by
+ * chunk, with the same answers; it decodes and reads the body itself (a second pass, {@link RedFlagScan}
+ * over the JSON reader's string values) where the redactor does not read it (redaction off for the host, a
+ * body that is not JSON, a rule that cannot be folded) and for every response.
  */
 final class RedFlagPhase extends ChannelInboundHandlerAdapter {
 
@@ -110,21 +121,25 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         String path = q < 0 ? uri : uri.substring(0, q);
         List<RedFlagRule> requestRules = settings.rulesFor(host, path, false);
         List<RedFlagRule> responseRules = settings.rulesFor(host, path, true);
-        RedFlagDetector collector = responseRules.stream().filter(r -> r.id().equals("internal_reference"))
-                .map(RedFlagRule::detector).findFirst().orElse(null);
+        RedFlagDetector collector = collector(responseRules);
+        Folded folded = ctx.channel().attr(FOLDED).getAndSet(null);
+        if (folded != null && folded.audit() != request.audit()) {
+            folded = null; // left by a request that never came here
+        }
         RedFlagScan requestScan = new RedFlagScan(requestRules, collector, Set.of(), "\n");
+        Supplier<Set<String>> references = folded != null ? folded.flags()::references : requestScan::references;
         String extension = extension(request.audit());
         ForwardRequest outgoing = responseRules.isEmpty() ? request
                 : request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
-                        new ResponseFlags(context, extension, responseRules, requestScan::references,
+                        new ResponseFlags(context, extension, responseRules, references,
                                 request.policy().limits().maxInspectedBodyBytes())));
         HttpHeaders headers = request.request().headers();
         boolean hasBody = HttpUtil.isTransferEncodingChunked(request.request())
                 || HttpUtil.getContentLength(request.request(), 0L) > 0;
-        BodyRead read = hasBody && requestScan.active()
-                ? BodyRead.start(headers.get(HttpHeaderNames.CONTENT_TYPE), headers.get(HttpHeaderNames.CONTENT_ENCODING),
-                        request.policy().limits().maxInspectedBodyBytes(), requestScan, null)
-                : null;
+        BodyRead read = !hasBody || !requestScan.active() ? null
+                : folded != null ? BodyRead.folded(folded.flags())
+                : BodyRead.start(headers.get(HttpHeaderNames.CONTENT_TYPE), headers.get(HttpHeaderNames.CONTENT_ENCODING),
+                        request.policy().limits().maxInspectedBodyBytes(), requestScan, null);
         if (read == null) {
             ctx.fireChannelRead(outgoing);
             return;
@@ -208,17 +223,76 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         return name == null ? Extension.UNIDENTIFIED : name;
     }
 
-    /** One body read for red flags: decoding, the JSON reader, the scan. */
+    /** What {@link RedactionPhase} leaves for this phase: the red flags its redactor runs on the request's body. */
+    static final io.netty.util.AttributeKey<Folded> FOLDED = io.netty.util.AttributeKey.valueOf("sluice.red-flags.folded");
+
+    /** The red flags of the request whose audit record is {@code audit}, found in the redactor's pass. */
+    record Folded(AuditEvent audit, RedFlagFold.Body flags) {
+    }
+
+    /**
+     * Returns the red flags to run in the redactor's pass for the body of {@code request} (the request
+     * rules for its host and path, and the reference collector of its response rules), or null when this
+     * phase reads the body itself: no {@code red_flags}, a body that is not JSON (the JSON reader's types:
+     * {@code application/json}, {@code +json}), or a rule that cannot be folded ({@link RedFlagFold#of}).
+     */
+    static RedFlagFold.@Nullable Body foldedRequestFlags(ForwardRequest request, BodyPlan plan) {
+        RedFlagSettings settings = request.policy().redFlags();
+        if (settings == null || settings.rules().isEmpty() || plan.format() != BodyFormat.JSON
+                || !jsonType(request.request().headers().get(HttpHeaderNames.CONTENT_TYPE))) {
+            return null;
+        }
+        RedFlagFold fold = RedFlagFold.of(settings);
+        if (fold == null) {
+            return null;
+        }
+        String host = request.target().target().host();
+        String uri = request.request().uri();
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        List<RedFlagRule> requestRules = settings.rulesFor(host, path, false);
+        RedFlagDetector collector = collector(settings.rulesFor(host, path, true));
+        if (requestRules.isEmpty() && collector == null) {
+            return null;
+        }
+        return fold.body(requestRules, collector, Set.of());
+    }
+
+    /** Whether the JSON reader reads a body of this type as one JSON document ({@link UsageScanner#forContentType}). */
+    private static boolean jsonType(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        int semi = contentType.indexOf(';');
+        String type = (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase(java.util.Locale.ROOT);
+        return type.equals("application/json") || type.endsWith("+json");
+    }
+
+    private static RedFlagDetector collector(List<RedFlagRule> responseRules) {
+        return responseRules.stream().filter(r -> r.id().equals("internal_reference"))
+                .map(RedFlagRule::detector).findFirst().orElse(null);
+    }
+
+    /** One body read for red flags: decoding, the JSON reader, the scan (or the redactor's flags). */
     private static final class BodyRead {
         private final UsageScanner reader;
         private RedFlagScan scan;
         private final DecodedFeed body;
+        /** The flags the redactor finds, for a body it reads (then nothing else is read here). */
+        private RedFlagFold.Body folded;
         java.util.function.Consumer<RedFlagRule> sink;
         RedFlagRule blocking;
 
         private BodyRead(UsageScanner reader, BodyDecoding.Decoder decoder) {
             this.reader = reader;
-            this.body = new DecodedFeed(decoder, reader::feed);
+            this.body = reader == null ? null : new DecodedFeed(decoder, reader::feed);
+        }
+
+        /** The read of a body whose red flags the redactor finds: only what it flagged is taken here. */
+        static BodyRead folded(RedFlagFold.Body flags) {
+            BodyRead read = new BodyRead(null, null);
+            read.folded = flags;
+            return read;
         }
 
         /**
@@ -260,6 +334,11 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         }
 
         void feed(ByteBuf content, boolean last) {
+            if (folded != null) {
+                // the redactor before this phase has read this chunk (and at the last one, finished)
+                found(folded.drain());
+                return;
+            }
             body.feed(content);
             if (last) {
                 body.finish();

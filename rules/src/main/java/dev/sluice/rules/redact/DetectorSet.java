@@ -28,10 +28,43 @@ public final class DetectorSet {
     /** Per keyword of the prefilter: all its detectors need a word start; one of them has a precheck. */
     final boolean[] keywordWordStartOnly;
     final boolean[] keywordPrechecked;
+    /** The tap keywords ({@link #withTap}), empty for none. */
+    private final List<TapKeyword> tap;
+    /** Per keyword of the prefilter: the index into {@link #tap} of the tap keyword it is, or -1. */
+    final int[] tapOf;
+    /** The last set {@link #withTap} built from this one, and its tap (a policy asks for one). */
+    private volatile DetectorSet lastTapped;
 
     private DetectorSet(List<Detector> detectors) {
+        this(detectors, List.of());
+    }
+
+    private DetectorSet(List<Detector> detectors, List<TapKeyword> tap) {
         this.detectors = List.copyOf(detectors);
-        this.prefilter = KeywordPrefilter.of(this.detectors, StreamingRedactor.JSON_ESCAPE_TRIGGERS);
+        this.tap = List.copyOf(tap);
+        // the tap keywords go into the same keyword scan: those that are a detector's keyword are that
+        // keyword, the others extra keywords before the escape triggers (which stay last)
+        Set<String> own = new HashSet<>();
+        for (Detector d : this.detectors) {
+            own.addAll(d.keywords());
+        }
+        List<String> extra = new ArrayList<>();
+        for (TapKeyword t : this.tap) {
+            if (!own.contains(t.keyword()) && !extra.contains(t.keyword())) {
+                extra.add(t.keyword());
+            }
+        }
+        extra.addAll(StreamingRedactor.JSON_ESCAPE_TRIGGERS);
+        this.prefilter = KeywordPrefilter.of(this.detectors, extra);
+        this.tapOf = new int[prefilter.keywords().size()];
+        java.util.Arrays.fill(tapOf, -1);
+        for (int t = 0; t < this.tap.size(); t++) {
+            int k = prefilter.keywords().indexOf(this.tap.get(t).keyword());
+            if (tapOf[k] >= 0) {
+                throw new IllegalArgumentException("tap keyword " + this.tap.get(t).keyword() + " listed twice");
+            }
+            tapOf[k] = t;
+        }
         int maxLen = 0;
         int maxBefore = 0;
         for (Detector d : this.detectors) {
@@ -79,6 +112,32 @@ public final class DetectorSet {
         return new DetectorSet(new ArrayList<>(detectors));
     }
 
+    /**
+     * Returns this set with {@code tap} added to its keyword scan: a redactor started with a
+     * {@link KeywordTap} ({@link #newRedactor(BodyFormat, RedactionAction, long, KeywordTap)}) reports
+     * them, in JSON bodies, with the decoded string around each; detection and redaction are unchanged.
+     * The last set built is kept (one per policy), so calling this per request is cheap.
+     *
+     * @param tap distinct keywords; empty gives this set
+     */
+    public DetectorSet withTap(List<TapKeyword> tap) {
+        if (tap.isEmpty()) {
+            return this;
+        }
+        DetectorSet last = lastTapped;
+        if (last != null && last.tap.equals(tap)) {
+            return last;
+        }
+        DetectorSet built = new DetectorSet(detectors, tap);
+        lastTapped = built;
+        return built;
+    }
+
+    /** Returns the tap keywords of this set ({@link #withTap}), empty for none. */
+    public List<TapKeyword> tap() {
+        return tap;
+    }
+
     /** Returns a set of every built-in detector. */
     public static DetectorSet builtins() {
         return of(BuiltinDetectors.all());
@@ -121,6 +180,15 @@ public final class DetectorSet {
      */
     public StreamingRedactor newRedactor(BodyFormat format, RedactionAction action, long maxBodyBytes) {
         return new StreamingRedactor(this, format, action, maxBodyBytes);
+    }
+
+    /**
+     * As {@link #newRedactor(BodyFormat, RedactionAction, long)}, reporting this set's {@link #tap()}
+     * keywords to {@code tap} (in {@link BodyFormat#JSON} bodies; a plain-text body reports none).
+     */
+    public StreamingRedactor newRedactor(BodyFormat format, RedactionAction action, long maxBodyBytes,
+                                         @org.jspecify.annotations.Nullable KeywordTap tap) {
+        return new StreamingRedactor(this, format, action, maxBodyBytes, 0, tap);
     }
 
     @Override

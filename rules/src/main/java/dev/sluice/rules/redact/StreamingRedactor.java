@@ -132,6 +132,10 @@ public final class StreamingRedactor {
     private final boolean[] keywordPrechecked;
     private final Latin1 view = new Latin1();
     private final KeywordPrefilter.HitSink sink = this::onHit;
+    /** Per keyword: its tap keyword index, or -1 (see {@link DetectorSet#withTap}). */
+    private final int[] tapOf;
+    /** The tap keywords' reader, or null when no {@link KeywordTap} listens. */
+    private final TapReader tap;
 
     // raw input: raw[0] is absolute offset rawBase
     private byte[] raw;
@@ -178,6 +182,12 @@ public final class StreamingRedactor {
      * encoded token (see {@link EncodedDetectors}), which start with small buffers.
      */
     StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes, int depth) {
+        this(set, format, action, maxBodyBytes, depth, null);
+    }
+
+    /** As above, reporting the set's tap keywords to {@code tap} (JSON only; null for none). */
+    StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes, int depth,
+                      KeywordTap tap) {
         Objects.requireNonNull(set, "set");
         this.set = set;
         this.depth = depth;
@@ -226,6 +236,8 @@ public final class StreamingRedactor {
         this.wordStartOnly = set.wordStartOnly;
         this.keywordWordStartOnly = set.keywordWordStartOnly;
         this.keywordPrechecked = set.keywordPrechecked;
+        this.tapOf = set.tapOf;
+        this.tap = tap != null && json && depth == 0 && !set.tap().isEmpty() ? new TapReader(this, set.tap(), tap) : null;
         this.keywordBackslash = new boolean[prefilter.keywords().size()];
         for (int k = 0; k < detectorKeywords; k++) {
             keywordBackslash[k] = prefilter.keywords().get(k).charAt(0) == '\\';
@@ -383,6 +395,9 @@ public final class StreamingRedactor {
         if (triggerCount > 0) {
             examineTriggers(finishing);
         }
+        if (tap != null) {
+            tap.resolve(raw, rawLen, rawBase, finishing);
+        }
         if (hitCount > 0) {
             resolve(finishing);
         }
@@ -393,6 +408,12 @@ public final class StreamingRedactor {
     /** A keyword (or, in JSON, an escape trigger) in the raw bytes: {@code raw[end - length, end)}. */
     private void onHit(int keyword, int endExclusive) {
         int start = endExclusive - prefilter.keywordLength(keyword);
+        if (tap != null && tapOf[keyword] >= 0) {
+            tapHit(keyword, start);
+            if (prefilter.detectorsOf(keyword).length == 0) {
+                return;
+            }
+        }
         if (keyword >= detectorKeywords) {
             if (json) {
                 addTrigger(rawBase + start);
@@ -433,6 +454,16 @@ public final class StreamingRedactor {
         int limit = keywordPrechecked[keyword] ? precheckLimit(start, Math.min(rawLen, start + PRECHECK_RAW_BYTES))
                 : start;
         addHit(keyword, start, wordBefore, raw, start, limit, decisive, false);
+    }
+
+    /** A tap keyword in the raw bytes at {@code start}: kept unless it begins inside an escape. */
+    private void tapHit(int keyword, int start) {
+        if (!(start >= 8 && noBackslashInSixBefore(start)) && escapeStart(start) != start) {
+            return;
+        }
+        if (tap.wants(tapOf[keyword], raw, start, rawLen)) {
+            tap.hit(rawBase + start, tapOf[keyword]);
+        }
     }
 
     /** Raw bytes after a keyword given to a precheck at the hit (up to the first backslash). */
@@ -578,6 +609,9 @@ public final class StreamingRedactor {
                     if (KeywordPrefilter.inRun(raw, rs, rs + (end - start), rawLen)) {
                         return;
                     }
+                }
+                if (tap != null && tapOf[k] >= 0) {
+                    tap.hit(rawBase + jsonWindow.rawStart(start), tapOf[k]);
                 }
                 byte[] win = jsonWindow.bytes();
                 int winLen = jsonWindow.length();
@@ -979,7 +1013,7 @@ public final class StreamingRedactor {
      * Answers whether {@code raw[i]} follows an escaping backslash: the run of backslashes just before it
      * is odd (with {@link #baseEscaped} for a run reaching the start of the buffer).
      */
-    private boolean escaped(int i) {
+    boolean escaped(int i) {
         int j = i - 1;
         while (j >= 0 && raw[j] == '\\') {
             j--;
@@ -990,7 +1024,7 @@ public final class StreamingRedactor {
     }
 
     /** Returns the index where the escape (or plain byte) containing {@code raw[i]} begins. */
-    private int escapeStart(int i) {
+    int escapeStart(int i) {
         if (i <= 0 || i >= rawLen) {
             return Math.max(0, Math.min(i, rawLen));
         }
@@ -1048,6 +1082,12 @@ public final class StreamingRedactor {
 
     private void compact() {
         long keep = Math.min(rawEmitted, unsettled(false) - (json ? 12 : 0));
+        if (tap != null) {
+            // a pending tap hit reads text before it, and so does one not found yet (an escape trigger's
+            // keyword starts before the trigger)
+            long next = triggerCount > 0 ? Math.min(scanned, triggers[0]) : scanned;
+            keep = Math.min(keep, Math.min(tap.keepFrom(), next - tap.lookBehindBytes(maxKeyword)));
+        }
         keep = Math.max(rawBase, keep - (long) expansion * DetectorSet.CONTEXT_BYTES);
         int drop = (int) (keep - rawBase);
         if (drop <= 0) {

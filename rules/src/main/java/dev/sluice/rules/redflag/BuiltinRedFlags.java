@@ -25,6 +25,11 @@ public final class BuiltinRedFlags {
             "instruction_boundary", "internal_reference");
 
     private static final int MAX_MATCH = 200;
+    /**
+     * Characters either side of a custom rule's keyword its pattern reads when the redactor's scan finds
+     * the keyword ({@link RedFlagFold}); the second pass reads the whole batch.
+     */
+    static final int CUSTOM_REACH = 1024;
     private static final String[] PLAIN_SHELL = {"curl", "wget", "base64"};
 
     /** The path part of {@code credential_path}: every match's path starts at one of its literals. */
@@ -94,6 +99,12 @@ public final class BuiltinRedFlags {
             @Override
             public boolean gateOnRuns() {
                 return true;
+            }
+
+            @Override
+            public int[] reach(String literal) {
+                // curl / wget start their match; base64 may end one begun 260 characters before
+                return literal.length() == 4 ? new int[] {2, 262} : new int[] {262, 262};
             }
 
             @Override
@@ -285,6 +296,16 @@ public final class BuiltinRedFlags {
             }
 
             @Override
+            public int[] reach(String literal) {
+                return new int[] {CUSTOM_REACH, CUSTOM_REACH};
+            }
+
+            @Override
+            public boolean custom() {
+                return true;
+            }
+
+            @Override
             public List<String> find(CharSequence text) {
                 return find(text, text.toString().toLowerCase(Locale.ROOT));
             }
@@ -386,6 +407,12 @@ public final class BuiltinRedFlags {
             @Override
             public String id() {
                 return id;
+            }
+
+            @Override
+            public int[] reach(String literal) {
+                // the region anchoredAt searches, plus a character either side for look-arounds
+                return new int[] {before + 2, literal.length() + after + 2};
             }
 
             @Override

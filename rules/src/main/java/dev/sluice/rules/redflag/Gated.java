@@ -13,10 +13,21 @@ interface Gated {
     /** The literals, lowercase, each at least one character; never null. */
     String[] gateLiterals();
 
+    /** Whether this is a custom rule's detector (the fold's cheap prechecks know only the built-ins). */
+    default boolean custom() {
+        return false;
+    }
+
     /** Whether a long base64 / hex run also opens the gate. */
     default boolean gateOnRuns() {
         return false;
     }
+
+    /**
+     * How far around one of its literals a match can reach, in characters: {@code {before, after}}, after
+     * counted from the literal's start; the text a {@link RedFlagFold} gives {@link #findAt} at that literal.
+     */
+    int[] reach(String literal);
 
     /**
      * As {@link RedFlagDetector#find(CharSequence)} on {@code text}, given where the gate found this
