@@ -1,6 +1,8 @@
 package dev.sluice.proxy.core;
 
 import dev.sluice.rules.policy.Policy;
+import dev.sluice.rules.redact.DetectorSet;
+import dev.sluice.rules.redflag.RedFlagFold;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
@@ -21,7 +23,8 @@ public final class PolicyHolder {
 
     public PolicyHolder(Policy initial, Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.current = new AtomicReference<>(new Loaded(Objects.requireNonNull(initial, "initial"), clock.instant()));
+        this.current = new AtomicReference<>(new Loaded(prepared(Objects.requireNonNull(initial, "initial")),
+                clock.instant()));
     }
 
     /** Returns the running snapshot; never null. */
@@ -36,6 +39,22 @@ public final class PolicyHolder {
 
     /** Replaces the running snapshot with {@code next} (already fully loaded and validated). */
     public void swap(Policy next) {
-        current.set(new Loaded(Objects.requireNonNull(next, "next"), clock.instant()));
+        current.set(new Loaded(prepared(Objects.requireNonNull(next, "next")), clock.instant()));
+    }
+
+    /**
+     * Builds, before the snapshot serves a request, what the first intercepted request would otherwise
+     * build on its event loop: the keyword scan of the redaction detectors with the red-flag rules'
+     * literals folded in ({@link RedFlagFold}, {@link DetectorSet#withTap}), which is cached on the set.
+     */
+    private static Policy prepared(Policy policy) {
+        if (policy.redFlags() == null || policy.redaction() == null) {
+            return policy;
+        }
+        RedFlagFold fold = RedFlagFold.of(policy.redFlags());
+        if (fold != null) {
+            policy.redaction().detectors().withTap(fold.keywords());
+        }
+        return policy;
     }
 }
