@@ -301,7 +301,7 @@ public final class RedFlagFold {
                 }
                 if (slot < rules.size()) {
                     RedFlagRule rule = rules.get(slot);
-                    if (matches(rule, ((Gated) rule.detector()).findAt(t, hits))) {
+                    if (rule.flaggedBy(((Gated) rule.detector()).findAt(t, hits), requestReferences)) {
                         flaggedSlot[slot] = true;
                         flagged.add(rule.id());
                         fresh.add(rule);
@@ -345,20 +345,6 @@ public final class RedFlagFold {
             return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
         }
 
-        private boolean matches(RedFlagRule rule, List<String> found) {
-            if (found.isEmpty()) {
-                return false;
-            }
-            if (!rule.id().equals("internal_reference") || requestReferences.isEmpty()) {
-                return true;
-            }
-            for (String ref : found) {
-                if (!requestReferences.contains(ref)) {
-                    return true;
-                }
-            }
-            return false;
-        }
 
         /** Returns the rules flagged since the last call (in the order found), empty when none. */
         public List<RedFlagRule> drain() {

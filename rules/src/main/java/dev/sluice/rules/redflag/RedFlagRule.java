@@ -1,6 +1,8 @@
 package dev.sluice.rules.redflag;
 
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One entry of {@code red_flags.rules}.
@@ -20,5 +22,27 @@ public record RedFlagRule(RedFlagDetector detector, RedFlagAction action, RedFla
     /** The rule id. */
     public String id() {
         return detector.id();
+    }
+
+    /**
+     * Answers whether {@code found} (the detector's matches in one piece of text) flags this rule: any
+     * match does, except for {@code internal_reference} in a response, which flags only a reference the
+     * request did not contain.
+     *
+     * @param requestReferences what the request's scan collected (lowercase); empty for a request
+     */
+    boolean flaggedBy(List<String> found, Set<String> requestReferences) {
+        if (found.isEmpty()) {
+            return false;
+        }
+        if (!id().equals("internal_reference") || requestReferences.isEmpty()) {
+            return true;
+        }
+        for (String ref : found) {
+            if (!requestReferences.contains(ref)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -103,7 +103,7 @@ public final class RedFlagScan {
             if (flagged.contains(rule.id()) || (open != null && open[i] == null)) {
                 continue;
             }
-            if (matches(rule, find(rule.detector(), open == null ? null : open[i]))) {
+            if (rule.flaggedBy(find(rule.detector(), open == null ? null : open[i]), requestReferences)) {
                 flagged.add(rule.id());
                 if (fresh.isEmpty()) {
                     fresh = new ArrayList<>();
@@ -143,20 +143,6 @@ public final class RedFlagScan {
         return detector.find(window, lower);
     }
 
-    private boolean matches(RedFlagRule rule, List<String> found) {
-        if (found.isEmpty()) {
-            return false;
-        }
-        if (!rule.id().equals("internal_reference") || requestReferences.isEmpty()) {
-            return true;
-        }
-        for (String ref : found) {
-            if (!requestReferences.contains(ref)) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     /** Returns the ids flagged so far, in the order found. */
     public Set<String> flagged() {
