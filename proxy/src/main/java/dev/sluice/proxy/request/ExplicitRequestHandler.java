@@ -361,10 +361,11 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     }
 
     /**
-     * Holds a request that missed the allowlist while the {@code approvals} backend is asked: reading
-     * stops and whatever arrives is queued; the answer comes back on this channel's event loop, where
-     * the request is forwarded (granted) or refused with the miss's reason (denied, timeout). The
-     * connection keeps its slot under {@code limits.max_connections_per_extension} while held.
+     * Holds a request that missed the allowlist while the {@code approvals} backend is asked
+     * ({@link ApprovalHold}): reading stops and whatever arrives is queued; the answer comes back on this
+     * channel's event loop, where the request is forwarded (granted) or refused with the miss's reason
+     * (denied, timeout), then the queue is replayed. The connection keeps its slot under
+     * {@code limits.max_connections_per_extension} while held.
      */
     private void hold(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
                       Extension extension, Target target, @Nullable HttpTarget httpTarget, @Nullable RequestInfo info,
@@ -375,41 +376,47 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             // From here on the client speaks raw bytes (if it speaks before the answer at all).
             ctx.pipeline().remove(HttpPipeline.DECODER);
         }
-        context.approvals().ask(policy.approvals(), extension.name(), target, info, audit.eventId())
-                .thenAccept(outcome -> ctx.executor().execute(() -> {
-                    audit.approval(outcome.result(), outcome.by(), outcome.scope());
-                    if (outcome.error() != null) {
-                        audit.error(outcome.error());
+        ApprovalHold.ask(ctx, context.approvals(), policy.approvals(), extension.name(), target, info, audit, decision,
+                new ApprovalHold.Resumption() {
+                    @Override
+                    public boolean held() {
+                        return state == State.HELD;
                     }
-                    if (state != State.HELD || !ctx.channel().isActive()) {
-                        state = State.CLOSED;
-                        releaseQueued();
-                        if (!audit.isEmitted()) {
-                            audit.decision(decision).error("client closed while held for approval");
-                            audit.emit();
-                        }
-                        return;
-                    }
-                    if (outcome.granted()) {
-                        Decision granted = Decision.allow(BuiltinRules.approval(outcome.scope()));
-                        audit.decision(granted);
+
+                    @Override
+                    public void granted(Decision granted) {
                         state = State.IDLE;
                         proceed(ctx, request, audit, policy, extension, target, httpTarget, connect, granted);
-                    } else {
+                        afterHold(ctx);
+                    }
+
+                    @Override
+                    public void denied() {
                         state = State.IDLE;
                         refuse(ctx, request, audit, decision, connect, null);
+                        afterHold(ctx);
                     }
-                    while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED
-                            && state != State.HELD) {
-                        process(ctx, queued.poll());
-                    }
-                    if (state == State.CLOSED) {
+
+                    @Override
+                    public void abandoned() {
+                        state = State.CLOSED;
                         releaseQueued();
                     }
-                    if (state != State.AWAITING_RESPONSE && state != State.CLOSED) {
-                        Reads.setAutoRead(ctx.channel(), true);
-                    }
-                }));
+                });
+    }
+
+    /** Replays what was queued while a request was held, once it went on or was refused. */
+    private void afterHold(ChannelHandlerContext ctx) {
+        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED
+                && state != State.HELD) {
+            process(ctx, queued.poll());
+        }
+        if (state == State.CLOSED) {
+            releaseQueued();
+        }
+        if (state != State.AWAITING_RESPONSE && state != State.CLOSED) {
+            Reads.setAutoRead(ctx.channel(), true);
+        }
     }
 
     /** Goes on with a request the policy (or an approval) allows: a tunnel, or a request to forward. */

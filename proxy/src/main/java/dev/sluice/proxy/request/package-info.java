@@ -1,5 +1,5 @@
 /**
- * The request phase: identify, canonicalise, decide ({@code ExplicitRequestHandler}, its fronts, admission and refusals).
+ * The request phase: identify, canonicalise, decide ({@code ExplicitRequestHandler}, its fronts, admission, refusals and approval holds).
  *
  * <p>Null-marked (JSpecify): parameters, returns and fields are non-null unless annotated {@code @Nullable}.
  */
