@@ -28,6 +28,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLSocket;
+import dev.sluice.proxy.http.Lingering;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,18 +42,25 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * A client that half-closes (FIN, or TLS close_notify inside an intercepted tunnel) while its request
  * body is still expected ends its exchange at once (issue 23), over real sockets: the client reads
- * nothing more and sees the connection close within a second, the origin sees its connection closed
+ * nothing more and sees the connection close, the origin sees its connection closed
  * and never a complete request, the one record of the exchange says {@code client_closed_mid_body}
  * with the bytes sent so far, and the connection slot is free again — Sluice runs at
  * {@code max_connections_per_extension: 1}, so every scenario ends by serving a new connection. A
  * FIN after a complete request still gets the whole answer.
+ *
+ * <p>No timing window: the refusal linger ({@link Lingering#LINGER_PROPERTY}) is set far beyond
+ * {@link #HANG_GUARD}, so a close that arrives at all came from the half-close (or the request's end),
+ * never from the linger running out; {@link #HANG_GUARD} only stops a test that would hang.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HalfCloseMidBodyTest {
 
     private static final String HOST = "api.llm.test";
     private static final int BODY_BYTES = 100;
-    private static final Duration PROMPTLY = Duration.ofSeconds(1);
+    /** Only catches a hang: far shorter than {@link #TEST_LINGER}, far longer than any real close. */
+    private static final Duration HANG_GUARD = Duration.ofSeconds(10);
+    /** The refusal linger while this class runs: a close within {@link #HANG_GUARD} cannot be the linger's. */
+    private static final Duration TEST_LINGER = Duration.ofMinutes(10);
 
     @TempDir
     static Path dir;
@@ -64,6 +72,7 @@ class HalfCloseMidBodyTest {
 
     @BeforeAll
     void start() throws Exception {
+        System.setProperty(Lingering.LINGER_PROPERTY, Long.toString(TEST_LINGER.toMillis()));
         origin = new WatchingOrigin();
         tlsOrigin = new WatchingOrigin(TestTls.create(dir.resolve("origin-tls"), HOST));
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -102,6 +111,7 @@ class HalfCloseMidBodyTest {
 
     @AfterAll
     void stop() throws Exception {
+        System.clearProperty(Lingering.LINGER_PROPERTY);
         if (sluice != null) {
             sluice.close();
         }
@@ -149,7 +159,7 @@ class HalfCloseMidBodyTest {
         String path = "/plain-" + cut.name();
         int before = origin.connections().size();
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), sluice.port())) {
-            socket.setSoTimeout((int) PROMPTLY.toMillis() + 500);
+            socket.setSoTimeout((int) HANG_GUARD.toMillis());
             OutputStream out = socket.getOutputStream();
             out.write(("POST http://origin.test:" + origin.port() + path + " HTTP/1.1\r\nHost: origin.test\r\n"
                     + cut.framing() + "\r\n" + cut.partialBody()).getBytes(StandardCharsets.US_ASCII));
@@ -158,7 +168,7 @@ class HalfCloseMidBodyTest {
 
             socket.shutdownOutput();
             assertClosedPromptlyWithNothingMore(socket.getInputStream());
-            await().atMost(PROMPTLY).until(upstream::closed);
+            await().atMost(HANG_GUARD).until(upstream::closed);
             assertThat(upstream.completed()).doesNotContain(path);
 
             JsonNode record = onlyRecord(path);
@@ -193,7 +203,7 @@ class HalfCloseMidBodyTest {
                 tls.shutdownOutput(); // TLS close_notify only, no FIN
             }
             assertClosedPromptlyWithNothingMore(tls.getInputStream());
-            await().atMost(PROMPTLY).until(upstream::closed);
+            await().atMost(HANG_GUARD).until(upstream::closed);
             assertThat(upstream.completed()).doesNotContain(path);
 
             assertThat(upstream.heads()).as("the held request never left").isEmpty();
@@ -246,9 +256,7 @@ class HalfCloseMidBodyTest {
                     + "a\r\n0123456789")
                     .getBytes(StandardCharsets.US_ASCII));
             socket.shutdownOutput();
-            long start = System.nanoTime();
-            String answer = readAll(socket.getInputStream());
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+            String answer = readAll(socket.getInputStream()); // the 10 s socket timeout only guards a hang
             assertThat(answer).startsWith("HTTP/1.1 200").endsWith("\r\n\r\nok 5");
         }
         assertThat(onlyRecord(first).path("http.response.status_code").asInt()).isEqualTo(200);
@@ -274,9 +282,7 @@ class HalfCloseMidBodyTest {
                     + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             socket.shutdownOutput();
-            long start = System.nanoTime();
-            String answer = readAll(socket.getInputStream());
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+            String answer = readAll(socket.getInputStream()); // the 10 s socket timeout only guards a hang
             assertThat(answer.split("HTTP/1\\.1 200", -1)).hasSize(4);
             assertThat(answer.indexOf("ok 0")).isLessThan(answer.indexOf("ok 3"));
             assertThat(answer.indexOf("ok 3")).isLessThan(answer.indexOf("ok 5"));
@@ -322,7 +328,7 @@ class HalfCloseMidBodyTest {
             out.flush();
             String answer = readAll(socket.getInputStream());
             assertThat(answer).startsWith("HTTP/1.1 400").contains("sluice: malformed_request");
-            await().atMost(PROMPTLY).until(upstream::closed);
+            await().atMost(HANG_GUARD).until(upstream::closed);
             assertThat(upstream.completed()).doesNotContain(path);
         }
         JsonNode record = onlyRecord(path);
@@ -350,7 +356,7 @@ class HalfCloseMidBodyTest {
                 out.flush();
                 String head = readHead(socket.getInputStream());
                 assertThat(head).matches("(?s)HTTP/1.1 (403|502) .*").containsIgnoringCase("connection: close");
-                socket.setSoTimeout((int) PROMPTLY.toMillis() + 500);
+                socket.setSoTimeout((int) HANG_GUARD.toMillis());
                 socket.shutdownOutput();
                 try {
                     assertClosedPromptly(socket.getInputStream());
@@ -407,28 +413,28 @@ class HalfCloseMidBodyTest {
         }, c -> c != null);
     }
 
-    /** The client reads end-of-stream within {@link #PROMPTLY}, and no byte before it. */
+    /**
+     * The client reads end-of-stream, and no byte before it (the socket's timeout is {@link #HANG_GUARD},
+     * far below the linger, so the close is the half-close's doing).
+     */
     private static void assertClosedPromptlyWithNothingMore(InputStream in) throws IOException {
-        long start = System.nanoTime();
         int first = readWithin(in);
         assertThat(first).as("a byte after the half-close").isEqualTo(-1);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(PROMPTLY);
     }
 
-    /** The client reads end-of-stream within {@link #PROMPTLY} (after whatever was still in flight). */
+    /** The client reads end-of-stream after whatever was still in flight (not the linger's close, see above). */
     private static void assertClosedPromptly(InputStream in) throws IOException {
-        long start = System.nanoTime();
         while (readWithin(in) >= 0) {
             // drain the rest of the refusal
         }
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(PROMPTLY);
     }
 
     private static int readWithin(InputStream in) throws IOException {
         try {
             return in.read();
         } catch (SocketTimeoutException e) {
-            throw new AssertionError("still open after " + PROMPTLY.toMillis() + " ms", e);
+            throw new AssertionError("still open after " + HANG_GUARD.toMillis() + " ms (the linger is "
+                    + TEST_LINGER.toMillis() + " ms, so nothing but the half-close could close it)", e);
         }
     }
 
@@ -445,7 +451,7 @@ class HalfCloseMidBodyTest {
 
     private Socket connectTunnel() throws IOException {
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), sluice.port());
-        socket.setSoTimeout((int) PROMPTLY.toMillis() + 500);
+        socket.setSoTimeout((int) HANG_GUARD.toMillis());
         String target = HOST + ":" + tlsOrigin.port();
         socket.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
@@ -492,7 +498,7 @@ class HalfCloseMidBodyTest {
      * longer than the second this measures when the machine is loaded). The scrape is checked once after.
      */
     private void awaitSlotFree() throws Exception {
-        await().atMost(PROMPTLY).pollInterval(Duration.ofMillis(10)).until(() ->
+        await().atMost(HANG_GUARD).pollInterval(Duration.ofMillis(10)).until(() ->
                 sluice.server().metrics().activeConnections("default", "explicit").get() == 0);
         assertThat(activeConnections()).isZero();
     }
@@ -511,7 +517,7 @@ class HalfCloseMidBodyTest {
         return total;
     }
 
-    /** At the cap of one connection: the slot is free within a second, and a new connection is served. */
+    /** At the cap of one connection: the slot is freed, and a new connection is served. */
     private void assertANewConnectionIsServed() throws Exception {
         awaitSlotFree();
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), sluice.port())) {
