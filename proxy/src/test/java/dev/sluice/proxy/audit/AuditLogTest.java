@@ -2,6 +2,7 @@ package dev.sluice.proxy.audit;
 
 import dev.sluice.rules.decision.Decision;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -258,9 +259,8 @@ class AuditLogTest {
         out.failing.set(true);
         AuditLog log = AuditLog.open(dir.resolve("unused.jsonl"), out, Duration.ofMillis(300));
         log.write(build(1));
-        long start = System.nanoTime();
-        log.close();
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        // The guard only catches a close that never returns; the outcome is what is asserted.
+        assertTimeoutPreemptively(Duration.ofSeconds(30), log::close);
         assertThat(log.healthy()).isFalse();
         assertThat(log.recordsWritten()).isZero();
         assertThat(log.writeFailures()).isPositive();
