@@ -14,6 +14,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,6 +26,9 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -217,24 +221,40 @@ class OperationsTest {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), sluice.port())) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
-            long start = System.nanoTime();
-            // A client trickling one byte per 100 ms (the sleep is the behaviour under test): its header
-            // block would take about 7 s, far past header_timeout.
+            // A client trickling one byte per 100 ms (the pace is the client's behaviour under test, not a
+            // wait): its header block would take about 7 s, far past header_timeout.
             String trickle = "GET http://echo.test/ HTTP/1.1\r\nHost: echo.test\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaa";
-            int sent = 0;
+            AtomicInteger sent = new AtomicInteger();
+            ScheduledExecutorService client = Executors.newSingleThreadScheduledExecutor();
+            long start = System.nanoTime();
             try {
-                for (; sent < trickle.length(); sent++) {
-                    out.write(trickle.charAt(sent));
-                    out.flush();
-                    Thread.sleep(100);
+                client.scheduleAtFixedRate(() -> {
+                    int i = sent.get();
+                    if (i >= trickle.length()) {
+                        throw new IllegalStateException("head complete"); // stops the trickle
+                    }
+                    try {
+                        out.write(trickle.charAt(i));
+                        out.flush();
+                        sent.incrementAndGet();
+                    } catch (IOException e) {
+                        throw new IllegalStateException("closed under the trickling client", e);
+                    }
+                }, 0, 100, TimeUnit.MILLISECONDS);
+                // The condition: the proxy closes the connection (end of stream or a reset); the socket's
+                // 10 s timeout only guards a hang.
+                try {
+                    assertThat(socket.getInputStream().read()).isEqualTo(-1);
+                } catch (SocketException e) {
+                    // reset: closed with the trickle's bytes unread
                 }
-            } catch (IOException e) {
-                // the connection was closed under the trickling client
+            } finally {
+                client.shutdownNow();
             }
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            // Closed while the head was still incomplete, and not before the timeout: no wall-clock upper
-            // bound, which a loaded machine could stretch.
-            assertThat(sent).isLessThan(trickle.length());
+            // Closed while the head was still incomplete, and not before the timeout (a lower bound only: a
+            // loaded machine can only lengthen it).
+            assertThat(sent.get()).isLessThan(trickle.length());
             assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(900));
         }
         JsonNode record = await().atMost(Duration.ofSeconds(5)).until(() -> sluice.audit().stream()
