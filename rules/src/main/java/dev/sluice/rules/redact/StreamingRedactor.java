@@ -124,7 +124,6 @@ public final class StreamingRedactor {
     private final int runLookBack;
     /** Raw bytes always held back at the end of the input. */
     private final int holdback;
-    private final byte[][] replacements;
     private final Matcher[] matchers;
     private final Precheck[] prechecks;
     private final boolean[] wordStartOnly;
@@ -161,16 +160,14 @@ public final class StreamingRedactor {
     /** JSON: the decoded window around a hit or a run of escape triggers, with its raw offsets. */
     private final JsonWindow jsonWindow = new JsonWindow();
 
-    private long rawEmitted;
     private final long[] counts;
     private boolean blocked;
     private boolean finished;
     private boolean failed;
     private long bytesIn;
-    private long bytesOut;
 
-    /** What the current feed or finish call releases. */
-    private final OutputBuffer output;
+    /** Writes what is settled, with the replacements of accepted matches, and counts what was released. */
+    private final Release release;
     private boolean produce;
 
     StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes) {
@@ -196,7 +193,6 @@ public final class StreamingRedactor {
         int initial = depth > 0 ? 1024
                 : maxBodyBytes < SLICE_BYTES ? (int) Math.max(0, maxBodyBytes) + 1024 : SLICE_BYTES + 1024;
         this.raw = new byte[initial];
-        this.output = new OutputBuffer(initial);
         Objects.requireNonNull(format, "format");
         this.action = Objects.requireNonNull(action, "action");
         if (maxBodyBytes < 0) {
@@ -226,10 +222,11 @@ public final class StreamingRedactor {
         // JSON: a keyword found through an escape trigger starts up to 6 × (kw - 1) raw bytes before the
         // trigger, which itself may lie in the last kw - 1 bytes not yet scanned
         this.holdback = json ? 7 * kw + JSON_EXPANSION * (before + DetectorSet.CONTEXT_BYTES) + 12 : set.holdbackBytes();
-        this.replacements = new byte[detectors.size()][];
+        byte[][] replacements = new byte[detectors.size()][];
         for (int i = 0; i < detectors.size(); i++) {
             replacements[i] = ("[REDACTED:" + detectors.get(i).id() + "]").getBytes(StandardCharsets.US_ASCII);
         }
+        this.release = new Release(new OutputBuffer(initial), replacements, json, prefilter);
         this.matchers = new Matcher[detectors.size()];
         this.counts = new long[detectors.size()];
         this.prechecks = set.prechecks;
@@ -256,7 +253,7 @@ public final class StreamingRedactor {
     public byte[] feed(byte[] chunk, int off, int len) throws BodyTooLargeException {
         Objects.checkFromIndexSize(off, len, chunk.length);
         admit(len);
-        output.reset();
+        release.reset();
         produce = action != RedactionAction.REPORT;
         for (int p = off; p < off + len; ) {
             int n = Math.min(SLICE_BYTES, off + len - p);
@@ -267,10 +264,10 @@ public final class StreamingRedactor {
             step(false);
         }
         if (action == RedactionAction.REPORT) {
-            bytesOut += len;
+            release.passedThrough(len);
             return off == 0 && len == chunk.length ? chunk : Arrays.copyOfRange(chunk, off, off + len);
         }
-        return takeOutput();
+        return release.take();
     }
 
     /** Same as {@link #feed(byte[], int, int)} for the whole array. */
@@ -289,7 +286,7 @@ public final class StreamingRedactor {
         if (copy != null) {
             chunk.duplicate().get(copy);
         }
-        output.reset();
+        release.reset();
         produce = action != RedactionAction.REPORT;
         while (chunk.hasRemaining()) {
             int n = Math.min(SLICE_BYTES, chunk.remaining());
@@ -299,10 +296,10 @@ public final class StreamingRedactor {
             step(false);
         }
         if (copy != null) {
-            bytesOut += len;
+            release.passedThrough(len);
             return copy;
         }
-        return takeOutput();
+        return release.take();
     }
 
     /**
@@ -314,10 +311,10 @@ public final class StreamingRedactor {
             return EMPTY;
         }
         finished = true;
-        output.reset();
+        release.reset();
         produce = action != RedactionAction.REPORT;
         step(true);
-        return action == RedactionAction.REPORT ? EMPTY : takeOutput();
+        return action == RedactionAction.REPORT ? EMPTY : release.take();
     }
 
     /** Answers whether a BLOCK-mode redactor has seen a credential (the caller answers 403). */
@@ -362,12 +359,12 @@ public final class StreamingRedactor {
 
     /** Returns the number of bytes returned so far. */
     public long bytesOut() {
-        return bytesOut;
+        return release.bytesOut();
     }
 
     /** Returns the bytes of buffers this redactor holds (capacity, not content): its memory bound at work. */
     public long retainedBytes() {
-        long n = raw.length + output.capacity() + jsonWindow.retainedBytes();
+        long n = raw.length + release.capacity() + jsonWindow.retainedBytes();
         n += hitDet.length * 12L + triggers.length * 8L + matches.retainedBytes();
         return n;
     }
@@ -893,118 +890,26 @@ public final class StreamingRedactor {
         return EncodedDetectors.isBase64Char(b) || (json && b == '\\');
     }
 
+    /** Hands the bytes settled so far, and the matches in them, to the release. */
     private void emit(boolean finishing) {
         long limit = unsettled(finishing);
         if (json && !finishing && limit > rawBase) {
             limit = rawBase + escapeStart((int) (Math.min(limit, rawBase + rawLen) - rawBase));
         }
-        if (limit <= rawEmitted && matches.count() == 0) {
-            return;
-        }
-        boolean write = produce && !blocked;
-        long stop = limit;
-        while (matches.count() > 0 && matches.firstStart() < limit) {
-            if (matches.firstEnd() > limit) {
-                // a hit still pending inside the match may extend it: keep it whole until then
-                stop = matches.firstStart();
-                break;
-            }
-            long ms = matches.firstStart();
-            long me = matches.firstEnd();
-            int d = matches.detector(0);
-            copyRaw(ms, write);
-            writeReplacement(ms, me, d, write);
-            counts[d]++;
-            matches.removeFirst();
-        }
-        if (rawEmitted < stop) {
-            copyRaw(stop, write);
-        }
+        release.release(raw, rawBase, baseEscaped, matches, limit, produce && !blocked, counts);
     }
 
     private void addMatch(long s, long e, int d) {
-        if (e <= rawEmitted) {
+        if (e <= release.emitted()) {
             return;
         }
-        if (s < rawEmitted) {
-            s = rawEmitted;
+        if (s < release.emitted()) {
+            s = release.emitted();
         }
         matches.add(s, e, d);
         if (action == RedactionAction.BLOCK) {
             blocked = true;
         }
-    }
-
-    /** Copies raw bytes from {@link #rawEmitted} up to absolute offset {@code to} into the output. */
-    private void copyRaw(long to, boolean write) {
-        if (to <= rawEmitted) {
-            return;
-        }
-        if (write) {
-            output.append(raw, (int) (rawEmitted - rawBase), (int) (to - rawEmitted));
-        }
-        rawEmitted = to;
-    }
-
-    private void writeBytes(byte[] b, boolean write) {
-        if (write) {
-            output.append(b);
-        }
-    }
-
-    private byte[] takeOutput() {
-        byte[] r = output.take();
-        bytesOut += r.length;
-        return r;
-    }
-
-    /** Replaces raw {@code [ms, me)}; in JSON, split at unescaped quotes, as the class comment says. */
-    private void writeReplacement(long ms, long me, int d, boolean write) {
-        if (!json) {
-            writeBytes(replacements[d], write);
-            rawEmitted = me;
-            return;
-        }
-        int end = (int) (me - rawBase);
-        int piece = (int) (ms - rawBase);
-        for (int q = indexOfQuote(raw, piece, end); q < end; q = indexOfQuote(raw, q + 1, end)) {
-            if (escaped(q)) {
-                continue;
-            }
-            writePiece(piece, q, d, write);
-            copyRaw(rawBase + q + 1, write); // the quote itself
-            piece = q + 1;
-        }
-        writePiece(piece, end, d, write);
-    }
-
-    /**
-     * Writes the replacement for raw {@code [from, to)}, or keeps it when it is only JSON punctuation and
-     * whitespace (what separates strings; inside a string such a piece holds no letter or digit of a
-     * secret).
-     */
-    private void writePiece(int from, int to, int d, boolean write) {
-        if (from >= to) {
-            return;
-        }
-        if (punctuationOnly(from, to)) {
-            copyRaw(rawBase + to, write);
-        } else {
-            writeBytes(replacements[d], write);
-        }
-        rawEmitted = rawBase + to;
-    }
-
-    private boolean punctuationOnly(int from, int to) {
-        for (int p = from; p < to; p++) {
-            switch (raw[p]) {
-                case '{': case '}': case '[': case ']': case ',': case ':': case ' ': case '\t': case '\r': case '\n':
-                    break;
-                default:
-                    return false;
-            }
-        }
-        return true;
     }
 
     // ------------------------------------------------------------------ JSON escapes
@@ -1014,13 +919,7 @@ public final class StreamingRedactor {
      * is odd (with {@link #baseEscaped} for a run reaching the start of the buffer).
      */
     boolean escaped(int i) {
-        int j = i - 1;
-        while (j >= 0 && raw[j] == '\\') {
-            j--;
-        }
-        int run = i - 1 - j;
-        boolean first = j < 0 && baseEscaped; // the first byte of the buffer was itself escaped
-        return ((run & 1) == 1) != first;
+        return Release.escaped(raw, i, baseEscaped);
     }
 
     /** Returns the index where the escape (or plain byte) containing {@code raw[i]} begins. */
@@ -1070,18 +969,10 @@ public final class StreamingRedactor {
         return cu >= 0 && cu < 0x80 ? cu : 0x80;
     }
 
-    /**
-     * The first index in {@code [from, to)} holding a quote that is perhaps not escaped, or {@code to};
-     * callers check {@link #escaped}.
-     */
-    private int indexOfQuote(byte[] a, int from, int to) {
-        return prefilter.indexOfQuote(a, from, to);
-    }
-
     // ------------------------------------------------------------------ buffers
 
     private void compact() {
-        long keep = Math.min(rawEmitted, unsettled(false) - (json ? 12 : 0));
+        long keep = Math.min(release.emitted(), unsettled(false) - (json ? 12 : 0));
         if (tap != null) {
             // a pending tap hit reads text before it, and so does one not found yet (an escape trigger's
             // keyword starts before the trigger)
