@@ -229,6 +229,31 @@ class ApprovalsTest {
         assertThat(origin.requests()).extracting(x -> x.uri()).doesNotContain(path);
     }
 
+    /**
+     * A client that resets its connection while its request is held: the answer that comes later finds
+     * the connection gone, so the request never reaches the origin, and its record says why (with the
+     * approval it got and the miss's reason).
+     */
+    @Test
+    void aClientGoneWhileHeldIsRecordedAndNeverForwarded() throws Exception {
+        String path = "/held-gone";
+        try (java.net.Socket socket = new java.net.Socket(InetAddress.getLoopbackAddress(), sluice.port())) {
+            socket.getOutputStream().write(("GET http://once.test:" + origin.port() + path + " HTTP/1.1\r\n"
+                    + "Host: once.test\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            await().atMost(Duration.ofSeconds(5)).until(() -> !questions.isEmpty());
+            socket.setSoLinger(true, 0); // close with a reset
+        }
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> sluice.server().metrics().activeConnections("default", "explicit").get() == 0);
+        answers.add("{\"decision\":\"allow\",\"scope\":\"once\",\"by\":\"alice\"}");
+        JsonNode r = record(path);
+        assertThat(r.get("approval").asText()).isEqualTo("granted");
+        assertThat(r.get("reason").asText()).isEqualTo("not_allowlisted");
+        assertThat(r.get("error").asText()).isEqualTo("client closed while held for approval");
+        assertThat(origin.requests()).extracting(x -> x.uri()).doesNotContain(path);
+    }
+
     @Test
     void anAddressClassLiteralIsNeverAskedAbout() {
         CurlResult r = Curl.run(List.of("-x", sluice.proxyUrl(), "http://169.254.169.254/latest/meta-data/"));
