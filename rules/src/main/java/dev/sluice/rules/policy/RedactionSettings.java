@@ -46,7 +46,8 @@ public record RedactionSettings(RedactionAction action, List<String> builtinIds,
     }
 
     /**
-     * Builds the settings and their detector set.
+     * Builds the settings and their detector set (the set compiled for the same detectors earlier when
+     * there is one, {@link DetectorSet#compiled}).
      *
      * @param binary {@link RedactionAction#BLOCK} or {@link RedactionAction#REPORT}
      * @throws IllegalArgumentException for an unknown built-in id or {@code binary} REDACT
@@ -59,7 +60,7 @@ public record RedactionSettings(RedactionAction action, List<String> builtinIds,
                     .orElseThrow(() -> new IllegalArgumentException("builtin: " + id + " (expected: a built-in detector id)")));
         }
         all.addAll(custom);
-        return new RedactionSettings(action, builtinIds, custom, DetectorSet.of(all), binary);
+        return new RedactionSettings(action, builtinIds, custom, DetectorSet.compiled(all), binary);
     }
 
     /** Returns the default: redact, with every built-in detector and no custom one. */

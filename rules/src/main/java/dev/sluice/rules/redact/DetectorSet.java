@@ -2,7 +2,9 @@ package dev.sluice.rules.redact;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -32,8 +34,13 @@ public final class DetectorSet {
     private final List<TapKeyword> tap;
     /** Per keyword of the prefilter: the index into {@link #tap} of the tap keyword it is, or -1. */
     final int[] tapOf;
-    /** The last set {@link #withTap} built from this one, and its tap (a policy asks for one). */
-    private volatile DetectorSet lastTapped;
+    /**
+     * The sets {@link #withTap} built from this one, by tap, least recently used first; at most
+     * {@link #MAX_TAPPED} (a policy asks for one or two: the request rules' tap, the response rules').
+     */
+    private final Map<List<TapKeyword>, DetectorSet> tapped = new LinkedHashMap<>(4, 0.75f, true);
+    /** Most tapped sets kept per set. */
+    static final int MAX_TAPPED = 4;
 
     private DetectorSet(List<Detector> detectors) {
         this(detectors, List.of());
@@ -112,11 +119,71 @@ public final class DetectorSet {
         return new DetectorSet(new ArrayList<>(detectors));
     }
 
+    /** Most compiled sets {@link #compiled} keeps. */
+    static final int MAX_COMPILED = 8;
+
+    /** Sets built by {@link #compiled}, by the content of their detectors, least recently used first. */
+    private static final Map<List<DetectorKey>, DetectorSet> COMPILED = new LinkedHashMap<>(16, 0.75f, true);
+
+    /**
+     * What makes two detectors scan alike: every component, the pattern by its source and flags (a
+     * {@link java.util.regex.Pattern} has no value equality), the validator and precheck by identity
+     * (the built-ins' are constants; a policy's custom detector has neither).
+     */
+    private record DetectorKey(String id, String description, List<String> keywords, String pattern, int flags,
+                               int secretGroup, double minEntropy, @org.jspecify.annotations.Nullable Object validator,
+                               int maxCharsBeforeKeyword, int maxLength, boolean keywordAtWordStart,
+                               @org.jspecify.annotations.Nullable Object precheck) {
+
+        static DetectorKey of(Detector d) {
+            return new DetectorKey(d.id(), d.description(), d.keywords(), d.pattern().pattern(), d.pattern().flags(),
+                    d.secretGroup(), d.minEntropy(), d.validator(), d.maxCharsBeforeKeyword(), d.maxLength(),
+                    d.keywordAtWordStart(), d.precheck());
+        }
+    }
+
+    /**
+     * As {@link #of}, but returns the set already built for detectors that scan alike (same ids,
+     * patterns, keywords and limits, in the same order), if one of the last {@value #MAX_COMPILED} is.
+     * Compiling a set (its keyword scan) takes a few hundred milliseconds for the built-in detectors, so
+     * a policy reload that leaves {@code redaction} as it was reuses the set, and with it the sets
+     * {@link #withTap} built from it. A set is immutable, so sharing it between policies changes nothing
+     * a redactor does. Thread-safe; two threads compiling the same detectors at once may both build, and
+     * one of the results is kept.
+     *
+     * @throws IllegalArgumentException as {@link #of}
+     */
+    public static DetectorSet compiled(List<Detector> detectors) {
+        Objects.requireNonNull(detectors, "detectors");
+        List<DetectorKey> key = detectors.stream().map(DetectorKey::of).toList();
+        synchronized (COMPILED) {
+            DetectorSet known = COMPILED.get(key);
+            if (known != null) {
+                return known;
+            }
+        }
+        DetectorSet built = of(detectors);
+        synchronized (COMPILED) {
+            DetectorSet raced = COMPILED.putIfAbsent(key, built);
+            if (raced != null) {
+                return raced;
+            }
+            if (COMPILED.size() > MAX_COMPILED) {
+                COMPILED.remove(COMPILED.keySet().iterator().next());
+            }
+        }
+        return built;
+    }
+
     /**
      * Returns this set with {@code tap} added to its keyword scan: a redactor started with a
      * {@link KeywordTap} ({@link #newRedactor(BodyFormat, RedactionAction, long, KeywordTap)}) reports
      * them, in JSON bodies, with the decoded string around each; detection and redaction are unchanged.
-     * The last set built is kept (one per policy), so calling this per request is cheap.
+     * The sets built are kept (the {@value #MAX_TAPPED} most recently used taps), so calling this per request
+     * is cheap once a set has been built for its tap. Building one compiles a keyword scan (a few hundred
+     * milliseconds for the built-in detectors), so the policy loader asks for its tap when it compiles a
+     * policy, off the event loop ({@code PolicyLoader}); a request that asks first builds it on its own
+     * thread.
      *
      * @param tap distinct keywords; empty gives this set
      */
@@ -124,12 +191,23 @@ public final class DetectorSet {
         if (tap.isEmpty()) {
             return this;
         }
-        DetectorSet last = lastTapped;
-        if (last != null && last.tap.equals(tap)) {
-            return last;
+        List<TapKeyword> key = List.copyOf(tap);
+        synchronized (tapped) {
+            DetectorSet known = tapped.get(key);
+            if (known != null) {
+                return known;
+            }
         }
-        DetectorSet built = new DetectorSet(detectors, tap);
-        lastTapped = built;
+        DetectorSet built = new DetectorSet(detectors, key);
+        synchronized (tapped) {
+            DetectorSet raced = tapped.putIfAbsent(key, built);
+            if (raced != null) {
+                return raced;
+            }
+            if (tapped.size() > MAX_TAPPED) {
+                tapped.remove(tapped.keySet().iterator().next());
+            }
+        }
         return built;
     }
 

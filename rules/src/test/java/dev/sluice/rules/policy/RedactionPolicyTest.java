@@ -30,6 +30,33 @@ class RedactionPolicyTest {
     }
 
     @Test
+    void aReloadWithTheSameRedactionReusesItsCompiledDetectorsAndAChangedOneDoesNot() throws Exception {
+        String section = """
+                redaction:
+                  custom:
+                    - { id: corp-token, pattern: "corp_[A-Za-z0-9]{32}", keywords: [corp_] }
+                """;
+        Policy first = PolicyLoader.parse("version: 1\n" + section, "p.yaml");
+        // another snapshot of the same redaction section (the rest of the policy changed)
+        Policy again = PolicyLoader.parse("version: 1\nmode: report\n" + section, "p.yaml");
+        assertThat(again.redaction().detectors()).isSameAs(first.redaction().detectors());
+
+        Policy changed = PolicyLoader.parse("version: 1\n" + section.replace("{32}", "{40}"), "p.yaml");
+        assertThat(changed.redaction().detectors()).isNotSameAs(first.redaction().detectors());
+        String token32 = "corp_" + "Ab3De5Gh7Jk9Mn2Pq4St6Vw8Yz1Bc3Df";
+        assertThat(redacted(first, "x " + token32 + " y")).isEqualTo("x [REDACTED:corp-token] y");
+        assertThat(redacted(changed, "x " + token32 + " y")).isEqualTo("x " + token32 + " y");
+        String token40 = token32 + "Gh7Jk9Mn";
+        assertThat(redacted(changed, "x " + token40 + " y")).isEqualTo("x [REDACTED:corp-token] y");
+    }
+
+    private static String redacted(Policy p, String text) throws Exception {
+        StreamingRedactor red = p.redaction().detectors().newRedactor(BodyFormat.PLAIN, RedactionAction.REDACT, 1 << 20);
+        byte[] out = red.feed(text.getBytes(StandardCharsets.UTF_8));
+        return new String(out, StandardCharsets.UTF_8) + new String(red.finish(), StandardCharsets.UTF_8);
+    }
+
+    @Test
     void fullSection() throws Exception {
         Policy p = PolicyLoader.parse("""
                 version: 1
