@@ -94,7 +94,7 @@ import org.jspecify.annotations.Nullable;
  * </table>
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
  * at once, without waiting for its body, with {@code Connection: close}; what arrives of the body is
- * dropped and the connection closes when the body ends or after {@link Lingering#LINGER_MILLIS} ms.
+ * dropped and the connection closes when the body ends or after {@link ProxyContext#refusalLinger}.
  * The same phase serves other listeners and intercepted tunnels through a {@link RequestFront}.
  *
  * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight,
@@ -543,7 +543,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             closeAfterDiscard = false;
             ending = Refusals.Ending.KEEP_OPEN;
         }
-        Refusals.refuse(ctx, audit, decision, detail, request.headers().get(HttpHeaderNames.ACCEPT), ending);
+        Refusals.refuse(ctx, audit, decision, detail, request.headers().get(HttpHeaderNames.ACCEPT), ending,
+                context.refusalLinger());
     }
 
     @Override

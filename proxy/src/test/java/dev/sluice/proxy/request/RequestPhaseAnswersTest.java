@@ -31,10 +31,12 @@ import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,6 +87,10 @@ class RequestPhaseAnswersTest {
     }
 
     private EmbeddedChannel channel() {
+        return channel(context);
+    }
+
+    private EmbeddedChannel channel(ProxyContext context) {
         InetSocketAddress remote = new InetSocketAddress("127.0.0.1", 40000);
         EmbeddedChannel ch = new EmbeddedChannel() {
             @Override
@@ -207,6 +213,28 @@ class RequestPhaseAnswersTest {
             assertThat(connect.listener()).isEqualTo(Listener.EXPLICIT);
         });
         assertThat(ch.pipeline().get(HttpPipeline.DECODER)).as("raw bytes from here on").isNull();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aRefusedRequestWhoseBodyStillArrivesIsAnsweredAtOnceAndClosedAfterThisProxysLinger() {
+        Duration linger = Duration.ofSeconds(30);
+        ProxyContext lingering = new ProxyContext(context.policies(), context.auditLog(), context.audit(),
+                context.dialer(), context.clock(), context.metrics(), context.connections(), null, context.budgets(),
+                null, null, null, linger);
+        EmbeddedChannel ch = channel(lingering);
+        ch.freezeTime();
+        String answer = send(ch, "POST http://other.test/ HTTP/1.1\r\nHost: other.test\r\nContent-Length: 10\r\n\r\n01234");
+        assertThat(answer).startsWith("HTTP/1.1 403 ").containsIgnoringCase("Connection: close");
+        assertThat(records).singleElement().satisfies(r -> assertThat(r.reason()).isEqualTo("not_allowlisted"));
+        ch.advanceTimeBy(linger.toMillis() - 1, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(ch.isOpen()).as("still reading and dropping the body within the linger").isTrue();
+        ch.advanceTimeBy(1, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).as("closed when this proxy's linger ran out").isFalse();
+        assertThat(handedOn).isEmpty();
         ch.finishAndReleaseAll();
     }
 }
