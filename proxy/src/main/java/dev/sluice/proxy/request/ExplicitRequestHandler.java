@@ -250,13 +250,15 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             return;
         }
         idle(ctx);
-        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED) {
+        // A queued request may be held for approval: the replay stops there, as after a hold.
+        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED
+                && state != State.HELD) {
             process(ctx, queued.poll());
         }
         if (state == State.CLOSED) {
             releaseQueued();
         }
-        if (state != State.AWAITING_RESPONSE) {
+        if (state != State.AWAITING_RESPONSE && state != State.HELD) {
             Reads.setAutoRead(ctx.channel(), true);
         }
         closeIfDrained(ctx);
