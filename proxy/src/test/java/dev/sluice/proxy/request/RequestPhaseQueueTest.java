@@ -153,7 +153,7 @@ class RequestPhaseQueueTest {
         EmbeddedChannel ch = channel();
         StringBuilder pipelined = new StringBuilder("GET http://allowed.test/first HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
         // Each waiting GET is two messages (its head and its empty last content).
-        for (int i = 0; i <= ExplicitRequestHandler.MAX_QUEUED_MESSAGES / 2; i++) {
+        for (int i = 0; i <= RequestQueue.MAX_QUEUED_MESSAGES / 2; i++) {
             pipelined.append("GET http://allowed.test/").append(i).append(" HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
         }
         send(ch, pipelined.toString());
