@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.audit.AuditRecord;
+import dev.sluice.proxy.audit.FailingAuditLogs;
 import dev.sluice.proxy.core.ConnectionLimits;
 import dev.sluice.proxy.core.PolicyHolder;
 import dev.sluice.proxy.core.ProxyContext;
@@ -409,5 +410,29 @@ class RequestPhaseAnswersTest {
         assertThat(ch.isOpen()).isFalse();
         assertThat(answer(ch)).isEmpty();
         ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void whileTheAuditLogCannotWriteARequestIs503AuditUnavailableAndCloses() {
+        AuditLog failing = FailingAuditLogs.unhealthy(dir);
+        try {
+            ProxyContext unrecorded = new ProxyContext(context.policies(), failing, context.audit(), context.dialer(),
+                    context.clock(), context.metrics(), context.connections(), null, context.budgets());
+            EmbeddedChannel ch = channel(unrecorded);
+            String answer = send(ch, "GET http://allowed.test/a HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
+            assertThat(answer).startsWith("HTTP/1.1 503 ").contains("X-Sluice-Reason: audit_unavailable");
+            assertThat(handedOn).isEmpty();
+            assertThat(records).singleElement().satisfies(r -> {
+                assertThat(r.reason()).isEqualTo("audit_unavailable");
+                assertThat(r.serverAddress()).isEqualTo("allowed.test");
+                assertThat(r.urlPath()).isEqualTo("/a");
+                assertThat(r.extension()).isEqualTo("default");
+            });
+            ch.runPendingTasks();
+            assertThat(ch.isOpen()).isFalse();
+            ch.finishAndReleaseAll();
+        } finally {
+            failing.close();
+        }
     }
 }
