@@ -9,6 +9,7 @@ import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.tls.InterceptionTls;
 import dev.sluice.proxy.metrics.SluiceMetrics;
 import java.time.Clock;
+import java.time.Duration;
 
 /**
  * What every handler of one Sluice instance shares. One per running server; never static.
@@ -28,13 +29,37 @@ import java.time.Clock;
  * @param credentials the credential vault for injection; null without one
  * @param captures where captured exchanges are written (policy {@code capture}); null where nothing is
  *                 captured (tests)
+ * @param refusalLinger after a refusal sent while the request body still arrives, the longest time the
+ *                      body is read and dropped before the connection closes (lingering close, {@code
+ *                      http.Lingering}); {@link #DEFAULT_REFUSAL_LINGER} unless the server is started with another
  */
 public record ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer,
                            Clock clock, SluiceMetrics metrics, ConnectionLimits connections,
                            @Nullable InterceptionTls interception, EgressBudgets budgets,
                            dev.sluice.proxy.approval.@Nullable Approvals approvals,
                            dev.sluice.proxy.credential.@Nullable Credentials credentials,
-                           dev.sluice.proxy.capture.@Nullable CaptureStore captures) {
+                           dev.sluice.proxy.capture.@Nullable CaptureStore captures,
+                           Duration refusalLinger) {
+
+    /** The refusal linger of a server started without another: 2 s. */
+    public static final Duration DEFAULT_REFUSAL_LINGER = Duration.ofSeconds(2);
+
+    /** Checks that {@code refusalLinger} is positive. */
+    public ProxyContext {
+        if (refusalLinger.isNegative() || refusalLinger.isZero()) {
+            throw new IllegalArgumentException("refusalLinger must be positive: " + refusalLinger);
+        }
+    }
+
+    /** A context with the {@link #DEFAULT_REFUSAL_LINGER}. */
+    public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,
+                        SluiceMetrics metrics, ConnectionLimits connections, @Nullable InterceptionTls interception,
+                        EgressBudgets budgets, dev.sluice.proxy.approval.@Nullable Approvals approvals,
+                        dev.sluice.proxy.credential.@Nullable Credentials credentials,
+                        dev.sluice.proxy.capture.@Nullable CaptureStore captures) {
+        this(policies, auditLog, audit, dialer, clock, metrics, connections, interception, budgets, approvals,
+                credentials, captures, DEFAULT_REFUSAL_LINGER);
+    }
 
     /** A context without a capture store. */
     public ProxyContext(PolicyHolder policies, AuditLog auditLog, AuditSink audit, UpstreamDialer dialer, Clock clock,

@@ -200,7 +200,7 @@ public final class HttpForwarder extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        relay.bind(ctx);
+        relay.bind(ctx, context.refusalLinger());
     }
 
     @Override

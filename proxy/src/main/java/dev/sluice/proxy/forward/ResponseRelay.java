@@ -2,6 +2,7 @@ package dev.sluice.proxy.forward;
 
 import dev.sluice.certs.PinResult;
 import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.exchange.ExchangeControl;
 import dev.sluice.proxy.exchange.ExchangeSequencer;
@@ -33,6 +34,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.ReferenceCountUtil;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +83,8 @@ final class ResponseRelay {
     private final UpstreamClosed closed;
     /** The forwarder's context on the downstream channel, where responses and answers are written. */
     private @Nullable ChannelHandlerContext ctx;
+    /** How long a refusal's request body is read and dropped before the connection closes (set by {@link #bind}). */
+    private Duration linger = ProxyContext.DEFAULT_REFUSAL_LINGER;
     /** Where an idle kept-alive upstream connection goes after the exchange, or null (kept on the leg). */
     private @Nullable UpstreamPool pool;
 
@@ -95,9 +99,13 @@ final class ResponseRelay {
         this.closed = closed;
     }
 
-    /** The forwarder was added to the downstream pipeline: responses are written through {@code ctx}. */
-    void bind(ChannelHandlerContext ctx) {
+    /**
+     * The forwarder was added to the downstream pipeline: responses are written through {@code ctx}, and a
+     * refusal while the request body still arrives lingers at most {@code linger}.
+     */
+    void bind(ChannelHandlerContext ctx, Duration linger) {
         this.ctx = ctx;
+        this.linger = linger;
     }
 
     /** Parks a connection left reusable by an exchange in {@code pool} instead of keeping it on the leg. */
@@ -368,15 +376,15 @@ final class ResponseRelay {
             // client half-closes, or after the linger. Reading may have been paused (for the dial, or
             // for backpressure): without reading, neither the body's end nor a FIN would be seen.
             exchange.lingering = true;
-            Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.CLOSE_AFTER_BODY);
+            Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.CLOSE_AFTER_BODY, linger);
             Reads.setAutoRead(ctx.channel(), true);
             return;
         }
         if (close) {
-            Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.CLOSE);
+            Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.CLOSE, linger);
             return;
         }
-        Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.KEEP_OPEN);
+        Refusals.refuse(ctx, request.audit(), denial, detail, accept, Refusals.Ending.KEEP_OPEN, linger);
         ChannelHandlerContext requestPhase = ctx.pipeline().context(ExchangeSequencer.class);
         if (requestPhase != null) {
             ((ExchangeSequencer) requestPhase.handler()).exchangeComplete(requestPhase);

@@ -3,39 +3,33 @@ package dev.sluice.proxy.http;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Lingering close: after refusing a request whose body is still arriving, keep reading (and dropping)
  * for a while before closing. Closing a socket with unread input makes the kernel send a reset, and the
  * client may lose the refusal it has not read yet; so the connection closes when the request ends, or
- * after {@value #LINGER_MILLIS} ms, whichever is first.
- *
- * <p>The system property {@value #LINGER_PROPERTY} (milliseconds) overrides that bound for tests that
- * must tell a close caused by the request ending from one caused by the bound; it is read at each
- * refusal, and production leaves it unset.
+ * after a bound, whichever is first. The bound is the running proxy's ({@code ProxyContext.refusalLinger},
+ * {@code ProxyContext.DEFAULT_REFUSAL_LINGER} unless the server was started with another), passed by the caller.
  */
 public final class Lingering {
-
-    /** The longest time a refused request's body is read and dropped before the connection closes, in ms. */
-    public static final long LINGER_MILLIS = 2_000;
-
-    /** The system property that overrides {@link #LINGER_MILLIS} (in ms), for tests only. */
-    public static final String LINGER_PROPERTY = "sluice.test.lingerMillis";
 
     private Lingering() {
     }
 
     /**
-     * Schedules the fallback close of {@code ctx}'s channel after {@link #LINGER_MILLIS} (or
-     * {@value #LINGER_PROPERTY} when set).
+     * Schedules the fallback close of {@code ctx}'s channel after {@code bound}, unless it is closed by then.
+     *
+     * @param ctx the downstream channel's context
+     * @param bound the longest time the refused request's body is read and dropped; positive
      */
-    public static void closeLater(ChannelHandlerContext ctx) {
+    public static void closeLater(ChannelHandlerContext ctx, Duration bound) {
         ctx.executor().schedule(() -> {
             if (ctx.channel().isActive()) {
                 close(ctx);
             }
-        }, Long.getLong(LINGER_PROPERTY, LINGER_MILLIS), TimeUnit.MILLISECONDS);
+        }, bound.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** Closes {@code ctx}'s channel once everything written so far has been flushed. */

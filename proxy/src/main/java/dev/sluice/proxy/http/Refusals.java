@@ -5,6 +5,7 @@ import dev.sluice.rules.decision.Decision;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.FullHttpResponse;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,9 +26,9 @@ public final class Refusals {
         CLOSE,
         /**
          * The request body is still coming: the answer says {@code Connection: close}, the caller drops
-         * the body as it arrives and closes when it ends, and the connection is closed after
-         * {@link Lingering#LINGER_MILLIS} at the latest (closing with unread input would reset it and
-         * could lose the answer).
+         * the body as it arrives and closes when it ends, and the connection is closed after the
+         * caller's linger bound at the latest ({@link Lingering}; closing with unread input would reset it
+         * and could lose the answer).
          */
         CLOSE_AFTER_BODY
     }
@@ -44,9 +45,11 @@ public final class Refusals {
      * @param detail what the record's {@code error} says, or null
      * @param accept the request's {@code Accept} header, or null
      * @param ending how the connection ends
+     * @param linger with {@link Ending#CLOSE_AFTER_BODY}, the longest time the body is read and dropped
+     *     before the connection closes (the proxy's {@code ProxyContext.refusalLinger}); unused otherwise
      */
     public static void refuse(ChannelHandlerContext ctx, AuditEvent audit, Decision decision, @Nullable String detail,
-                              @Nullable String accept, Ending ending) {
+                              @Nullable String accept, Ending ending, Duration linger) {
         FullHttpResponse answer = Answers.refusal(ctx.alloc(), decision.reason(), decision.reasonText(),
                 ending != Ending.KEEP_OPEN, Answers.Refused.of(audit, decision.ruleId(), accept));
         audit.decision(decision).statusCode(decision.reason().httpStatus());
@@ -59,7 +62,7 @@ public final class Refusals {
             case CLOSE -> ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
             case CLOSE_AFTER_BODY -> {
                 ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-                Lingering.closeLater(ctx);
+                Lingering.closeLater(ctx, linger);
             }
         }
     }

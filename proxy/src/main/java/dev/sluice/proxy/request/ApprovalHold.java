@@ -2,13 +2,12 @@ package dev.sluice.proxy.request;
 
 import dev.sluice.proxy.approval.Approvals;
 import dev.sluice.proxy.audit.AuditEvent;
+import dev.sluice.proxy.core.Reads;
+import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
-import dev.sluice.rules.decision.RequestInfo;
-import dev.sluice.rules.policy.ApprovalSettings;
-import dev.sluice.rules.target.Target;
 import io.netty.channel.ChannelHandlerContext;
-import org.jspecify.annotations.Nullable;
+import java.util.Objects;
 
 /**
  * The approval part of a request held after a rule miss ({@code approvals} configured): asks the
@@ -19,27 +18,37 @@ import org.jspecify.annotations.Nullable;
  * when the client went away (or the phase closed the connection) while it waited, in which case the
  * record, unless already written, says so ({@code error: client closed while held for approval}).
  *
- * <p>The phase keeps its own state machine: it pauses reading and queues what arrives before asking,
- * and goes on with the request and its queue when resumed. One instance per held request, created
+ * <p>The phase keeps its own state machine: it queues what arrives while the request is held, and goes
+ * on with the request and its queue when resumed. One instance per held request, created
  * only when a request is held.
  */
 final class ApprovalHold {
 
-    /** How a held request goes back to its phase; called on the connection's event loop. */
+    /**
+     * How a held request goes back to its phase; called on the connection's event loop. One per phase
+     * (it serves each request the phase holds, one at a time).
+     */
     interface Resumption {
 
         /** Answers whether the phase still holds the request (it may have closed the connection meanwhile). */
         boolean held();
 
         /**
-         * The request may go: {@code granted} is already the record's decision.
+         * The request may go: its decision is the approval's ({@link BuiltinRules#approval}), already the
+         * record's.
          *
-         * @param granted the approval's decision ({@link BuiltinRules#approval})
+         * @param ctx the phase's context
+         * @param granted the held request with the approval's decision
          */
-        void granted(Decision granted);
+        void granted(ChannelHandlerContext ctx, DecidedRequest granted);
 
-        /** The request is refused with the miss's reason (denied, or no answer in time). */
-        void denied();
+        /**
+         * The request is refused with the miss's reason (denied, or no answer in time).
+         *
+         * @param ctx the phase's context
+         * @param held the held request, with the miss as its decision
+         */
+        void denied(ChannelHandlerContext ctx, DecidedRequest held);
 
         /**
          * The request is gone: the phase closes and drops what it queued. Called before the record of the
@@ -52,39 +61,41 @@ final class ApprovalHold {
     static final String CLIENT_CLOSED = "client closed while held for approval";
 
     private final ChannelHandlerContext ctx;
-    private final AuditEvent audit;
-    private final Decision miss;
+    private final DecidedRequest held;
     private final Resumption resumption;
 
-    private ApprovalHold(ChannelHandlerContext ctx, AuditEvent audit, Decision miss, Resumption resumption) {
+    private ApprovalHold(ChannelHandlerContext ctx, DecidedRequest held, Resumption resumption) {
         this.ctx = ctx;
-        this.audit = audit;
-        this.miss = miss;
+        this.held = held;
         this.resumption = resumption;
     }
 
     /**
-     * Asks whether a held request may go; the answer comes back on {@code ctx}'s event loop.
+     * Asks whether a held request may go; the answer comes back on {@code ctx}'s event loop. Reading stops
+     * until then (what arrives meanwhile is the phase's to queue), and a held CONNECT's decoder is removed
+     * at once: from here on its client speaks raw bytes.
      *
      * @param ctx the request phase's context (its event loop and channel)
      * @param approvals the backend
-     * @param settings the policy's {@code approvals} section
-     * @param extension the extension that asks
-     * @param target the canonical target
-     * @param info the request's method and path, or null for a tunnel
-     * @param audit the request's record (its event id names the question)
-     * @param miss the rule miss that held the request
+     * @param held the request, decided as a miss the approvals may overturn; its policy has an
+     *     {@code approvals} section, and its record's event id names the question
      * @param resumption how the request goes back to its phase
      */
-    static void ask(ChannelHandlerContext ctx, Approvals approvals, ApprovalSettings settings, String extension,
-                    Target target, @Nullable RequestInfo info, AuditEvent audit, Decision miss, Resumption resumption) {
-        ApprovalHold hold = new ApprovalHold(ctx, audit, miss, resumption);
-        approvals.ask(settings, extension, target, info, audit.eventId())
+    static void ask(ChannelHandlerContext ctx, Approvals approvals, DecidedRequest held, Resumption resumption) {
+        Reads.setAutoRead(ctx.channel(), false);
+        if (held.connect()) {
+            // From here on the client speaks raw bytes (if it speaks before the answer at all).
+            ctx.pipeline().remove(HttpPipeline.DECODER);
+        }
+        ApprovalHold hold = new ApprovalHold(ctx, held, resumption);
+        approvals.ask(Objects.requireNonNull(held.policy().approvals(), "approvals"), held.extension().name(),
+                        held.target(), held.info(), held.audit().eventId())
                 .thenAccept(outcome -> ctx.executor().execute(() -> hold.answered(outcome)));
     }
 
     /** Takes the backend's answer, on the event loop. */
     private void answered(Approvals.Outcome outcome) {
+        AuditEvent audit = held.audit();
         audit.approval(outcome.result(), outcome.by(), outcome.scope());
         if (outcome.error() != null) {
             audit.error(outcome.error());
@@ -92,7 +103,7 @@ final class ApprovalHold {
         if (!resumption.held() || !ctx.channel().isActive()) {
             resumption.abandoned();
             if (!audit.isEmitted()) {
-                audit.decision(miss).error(CLIENT_CLOSED);
+                audit.decision(held.decision()).error(CLIENT_CLOSED);
                 audit.emit();
             }
             return;
@@ -100,9 +111,9 @@ final class ApprovalHold {
         if (outcome.granted()) {
             Decision granted = Decision.allow(BuiltinRules.approval(outcome.scope()));
             audit.decision(granted);
-            resumption.granted(granted);
+            resumption.granted(ctx, held.withDecision(granted));
         } else {
-            resumption.denied();
+            resumption.denied(ctx, held);
         }
     }
 }

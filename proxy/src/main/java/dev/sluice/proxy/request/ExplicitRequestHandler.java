@@ -1,63 +1,39 @@
 package dev.sluice.proxy.request;
 
-import dev.sluice.proxy.audit.TlsMode;
+import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.audit.Listener;
+import dev.sluice.proxy.core.Draining;
+import dev.sluice.proxy.core.ProxyContext;
+import dev.sluice.proxy.core.Reads;
 import dev.sluice.proxy.exchange.ConnectRequest;
+import dev.sluice.proxy.exchange.ExchangeControl;
 import dev.sluice.proxy.exchange.ExchangeSequencer;
 import dev.sluice.proxy.exchange.ForwardRequest;
-import dev.sluice.proxy.exchange.MisdirectedRequestException;
-import dev.sluice.proxy.exchange.OriginFormException;
 import dev.sluice.proxy.exchange.RequestFront;
-import dev.sluice.proxy.http.HttpPipeline;
-import dev.sluice.proxy.http.HeaderDeadline;
-import dev.sluice.proxy.http.StrictRequestDecoder;
-
-import dev.sluice.proxy.core.Reads;
-import dev.sluice.proxy.audit.AuditEvent;
 import dev.sluice.proxy.http.Answers;
-import dev.sluice.proxy.http.HopByHop;
-import dev.sluice.proxy.http.WebSocketUpgrade;
-import dev.sluice.rules.policy.InspectedHost;
-import dev.sluice.rules.policy.WebSocketMode;
+import dev.sluice.proxy.http.HeaderDeadline;
 import dev.sluice.proxy.http.Lingering;
 import dev.sluice.proxy.http.Refusals;
-import dev.sluice.proxy.core.ProxyContext;
-import dev.sluice.rules.decision.Decider;
+import dev.sluice.proxy.http.StrictRequestDecoder;
 import dev.sluice.rules.decision.BuiltinRules;
+import dev.sluice.rules.decision.Decider;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
-import dev.sluice.rules.decision.RequestInfo;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Policy;
-import dev.sluice.rules.target.HttpTarget;
-import dev.sluice.rules.target.MalformedTargetException;
-import dev.sluice.rules.target.Target;
-import dev.sluice.rules.target.TargetParser;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import dev.sluice.proxy.core.Draining;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.codec.DecoderResult;
-import io.netty.handler.codec.http.DefaultHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.ssl.SslCloseCompletionEvent;
-import dev.sluice.proxy.exchange.ExchangeControl;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import java.net.InetSocketAddress;
-import java.util.ArrayDeque;
 import java.util.Optional;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The request phase of the explicit listener (design.md steps 1–4): for each HTTP/1.x request it
@@ -66,39 +42,24 @@ import org.jspecify.annotations.Nullable;
  * plain HTTP) or a {@link ConnectRequest} (authority-form CONNECT). It never dials, and never decides
  * by itself.
  *
- * <p>Answers it sends itself (each with an audit record):
- * <table>
- *   <caption>Refusals of the request phase</caption>
- *   <tr><td>400 malformed_request</td><td>unparseable request, origin-form or asterisk-form
- *       request-target, a version other than HTTP/1.0 and 1.1, a Transfer-Encoding other than
- *       {@code chunked}; the connection closes</td></tr>
- *   <tr><td>400 ambiguous_framing</td><td>Content-Length with Transfer-Encoding, a repeated
- *       Content-Length or Transfer-Encoding, a chunked body whose framing is not exactly RFC 9112
- *       section 7.1 ({@link StrictRequestDecoder}); nothing more of the request is forwarded (the
- *       upstream connection of an exchange already under way is closed before the request's end)
- *       and the connection closes</td></tr>
- *   <tr><td>400 malformed_target</td><td>a request-target that has no canonical form</td></tr>
- *   <tr><td>407 unknown_extension</td><td>no or wrong Proxy-Authorization and no {@code default}
- *       extension; Proxy-Authorization repeated or a list ({@link SingleFields}), whatever the
- *       policy</td></tr>
- *   <tr><td>400 malformed_request</td><td>Host repeated or a list ({@link SingleFields})</td></tr>
- *   <tr><td>403</td><td>the policy denies the name, port, method or path</td></tr>
- *   <tr><td>431 header_too_large</td><td>header block over {@code limits.max_header_bytes}</td></tr>
- *   <tr><td>501 upgrade_not_supported</td><td>an allowed request that asks for a protocol upgrade
- *       other than a well-formed WebSocket handshake ({@link WebSocketUpgrade#problem}: h2c,
- *       {@code TLS/1.0}, an unknown token, {@code upgrade} named in {@code Connection} alone);
- *       nothing is forwarded</td></tr>
- *   <tr><td>403 websocket_refused</td><td>a WebSocket handshake to an intercepted host whose
- *       {@code websocket} is {@code refuse}</td></tr>
- *   <tr><td>503 audit_unavailable</td><td>the audit log cannot write (fail closed)</td></tr>
- * </table>
+ * <p>Answers it sends itself, each with an audit record: the refusals listed in the package
+ * documentation ({@code package-info}), from its parts.
  * A refused request with a body (including one sent with {@code Expect: 100-continue}) is answered
  * at once, without waiting for its body, with {@code Connection: close}; what arrives of the body is
- * dropped and the connection closes when the body ends or after {@link Lingering#LINGER_MILLIS} ms.
+ * dropped and the connection closes when the body ends or after {@link ProxyContext#refusalLinger}.
  * The same phase serves other listeners and intercepted tunnels through a {@link RequestFront}.
  *
- * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight,
- * pipelined requests wait (reading is paused), so answers keep the order of requests.
+ * <p>Requests on one connection are handled one at a time: while an allowed exchange is in flight, or a
+ * request is held for approval ({@link ApprovalHold}), pipelined requests wait in a {@link RequestQueue}
+ * (reading is paused), so answers keep the order of requests.
+ *
+ * <p>It reads as identify → canonicalise → decide → hand off, each step a part of its own:
+ * {@link HeadScreen} (decoder failures, single identity and Host, audit health), the {@link RequestFront}
+ * and {@link RequestAdmission} (identity, connection cap, budget), {@link Placement} (the canonical
+ * target), {@link DecidedRequest#decide} (the rules' decision), {@link ApprovalHold} (a miss the
+ * approvals may overturn), {@link Handoff} (the tunnel or forward request, upgrades); {@link Refusal}
+ * says how a refused connection ends and {@link RequestRecords} fills records. This class keeps the
+ * connection's state: which request is in flight, what waits, and how the connection ends.
  *
  * <p>Half-close: a FIN (or, in an intercepted tunnel, a TLS close_notify) after a complete request lets
  * its answer finish, then the connection closes. One while the request body is still expected ends the
@@ -109,40 +70,20 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter implements ExchangeSequencer {
 
-    /** Pipelined messages held while an exchange is in flight before the connection is closed. */
-    static final int MAX_QUEUED_MESSAGES = 256;
-
     private enum State { IDLE, HELD, FORWARDING, AWAITING_RESPONSE, DISCARDING, TUNNEL, CLOSED }
-
-    /**
-     * Queued in place of the end of the client's input (FIN, or close_notify in an intercepted tunnel)
-     * that arrives behind queued messages (or while a request is held for approval): it takes effect
-     * after them, in order. The epoll transport
-     * reports a FIN, and reads the bytes before it, even while reading is paused, so the end of input
-     * can overtake pipelined requests that wait for the exchange in flight; NIO reads neither until
-     * reading resumes.
-     */
-    private static final Object INPUT_ENDED = new Object();
 
     private final ProxyContext context;
     private final RequestFront front;
     private final Listener listener;
-    private final ArrayDeque<Object> queued = new ArrayDeque<>();
+    private final RequestQueue queued = new RequestQueue();
+    private final RequestAdmission admission;
+    private final RequestRecords records;
+    private final Resumption resumption = new Resumption();
     private State state = State.IDLE;
     private boolean responseDoneEarly;
     private boolean closeAfterDiscard;
     private boolean inputShut;
     private boolean draining;
-    private final RequestAdmission admission;
-
-    /** The {@code listener} label of the explicit listener in audit records and metrics. */
-    static final Listener LISTENER = ExplicitFront.LISTENER;
-
-    /** Rule id of the refusal of a request that asks for a protocol upgrade. */
-    static final String RULE_UPGRADE = BuiltinRules.HTTP_UPGRADE;
-
-    /** Rule id of the refusal of a WebSocket upgrade by an intercepted host's {@code websocket} key. */
-    static final String RULE_WEBSOCKET = BuiltinRules.INSPECT_WEBSOCKET;
 
     /** The request phase of the explicit listener ({@link ExplicitFront}). */
     public ExplicitRequestHandler(ProxyContext context) {
@@ -159,18 +100,17 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         this.front = java.util.Objects.requireNonNull(front, "front");
         this.listener = front.listener();
         this.admission = new RequestAdmission(context, listener);
+        this.records = new RequestRecords(context, listener);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (state == State.AWAITING_RESPONSE || state == State.HELD || (!queued.isEmpty() && state != State.TUNNEL)) {
-            if (queued.size() >= MAX_QUEUED_MESSAGES) {
-                ReferenceCountUtil.release(msg);
+            if (!queued.offer(msg)) {
                 state = State.CLOSED;
                 ctx.close();
                 return;
             }
-            queued.add(msg);
             Reads.setAutoRead(ctx.channel(), false);
             return;
         }
@@ -178,7 +118,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     }
 
     private void process(ChannelHandlerContext ctx, Object msg) {
-        if (msg == INPUT_ENDED) {
+        if (RequestQueue.isInputEnded(msg)) {
             inputEnded(ctx);
             return;
         }
@@ -198,30 +138,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
                     }
                 }
             }
-            case FORWARDING -> {
-                if (msg instanceof HttpContent content && content.decoderResult().isFailure()) {
-                    // Never forwarded: the encoder would end the body upstream as if it were whole.
-                    Throwable cause = content.decoderResult().cause();
-                    content.release();
-                    if (cause instanceof PrematureChannelClosureException) {
-                        clientClosedMidBody(ctx);
-                    } else {
-                        malformedBody(ctx, StrictRequestDecoder.framingDetail(cause));
-                    }
-                    return;
-                }
-                boolean last = msg instanceof LastHttpContent;
-                ctx.fireChannelRead(msg);
-                if (last) {
-                    if (responseDoneEarly) {
-                        responseDoneEarly = false;
-                        idle(ctx);
-                        closeIfDrained(ctx);
-                    } else if (state == State.FORWARDING) {
-                        state = State.AWAITING_RESPONSE;
-                    }
-                }
-            }
+            case FORWARDING -> forwardBody(ctx, msg);
             case IDLE -> {
                 if (msg instanceof HttpRequest request) {
                     onRequest(ctx, request);
@@ -239,6 +156,32 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         }
     }
 
+    /** Passes on a part of the body of the request in flight; a part the decoder rejected never goes on. */
+    private void forwardBody(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof HttpContent content && content.decoderResult().isFailure()) {
+            // Never forwarded: the encoder would end the body upstream as if it were whole.
+            Throwable cause = content.decoderResult().cause();
+            content.release();
+            if (cause instanceof PrematureChannelClosureException) {
+                clientClosedMidBody(ctx);
+            } else {
+                malformedBody(ctx, StrictRequestDecoder.framingDetail(cause));
+            }
+            return;
+        }
+        boolean last = msg instanceof LastHttpContent;
+        ctx.fireChannelRead(msg);
+        if (last) {
+            if (responseDoneEarly) {
+                responseDoneEarly = false;
+                idle(ctx);
+                closeIfDrained(ctx);
+            } else if (state == State.FORWARDING) {
+                state = State.AWAITING_RESPONSE;
+            }
+        }
+    }
+
     @Override
     public void exchangeComplete(ChannelHandlerContext ctx) {
         if (state == State.FORWARDING) {
@@ -250,300 +193,149 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             return;
         }
         idle(ctx);
-        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED) {
-            process(ctx, queued.poll());
-        }
-        if (state == State.CLOSED) {
-            releaseQueued();
-        }
-        if (state != State.AWAITING_RESPONSE) {
-            Reads.setAutoRead(ctx.channel(), true);
-        }
+        replay(ctx);
         closeIfDrained(ctx);
     }
 
+    /**
+     * Takes up what waited, in order, until a request is in flight or held again or the connection
+     * closes; reading resumes unless one is.
+     */
+    private void replay(ChannelHandlerContext ctx) {
+        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED
+                && state != State.HELD) {
+            process(ctx, queued.poll());
+        }
+        if (state == State.CLOSED) {
+            queued.releaseAll();
+        }
+        if (state != State.AWAITING_RESPONSE && state != State.CLOSED && state != State.HELD) {
+            Reads.setAutoRead(ctx.channel(), true);
+        }
+    }
+
+    /** Identifies, canonicalises and decides one request head, then refuses, holds or hands it on. */
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         HeaderDeadline deadline = ctx.pipeline().get(HeaderDeadline.class);
         if (deadline != null) {
             deadline.headReceived();
         }
         Policy policy = context.policies().current();
-        AuditEvent audit = new AuditEvent(context.audit(), context.clock())
-                .listener(listener)
-                .client((InetSocketAddress) ctx.channel().remoteAddress());
-
-        DecoderResult result = request.decoderResult();
-        if (!result.isFailure() || result.cause() instanceof StrictRequestDecoder.AmbiguousFramingException) {
-            audit.method(request.method().name());
-        }
-        Refusal refusal = DecoderFailures.of(request, policy.limits().maxHeaderBytes());
-        if (refusal == null) {
-            // One identity or none: repeated Proxy-Authorization or Host (SingleFields).
-            refusal = SingleFields.check(request.headers(), front.identifiesByProxyAuthorization());
-            if (refusal != null) {
-                describeTargetForAudit(request, audit);
-            }
-        }
-        if (refusal == null) {
-            refusal = admission.auditHealth();
-            if (refusal != null) {
-                // The record waits in the writer's queue until the disk takes it again: say what was refused.
-                describeRefused(request, audit);
-            }
-        }
+        AuditEvent audit = records.open(ctx.channel());
+        Refusal refusal = HeadScreen.screen(request, audit, policy, front, admission);
         if (refusal != null) {
-            // The record still names who sent it when the head was parsed whole (a framing refusal, a
-            // repeated Host) and carries one identity; a repeated Proxy-Authorization names no one.
-            boolean headParsed = !result.isFailure()
-                    || result.cause() instanceof StrictRequestDecoder.AmbiguousFramingException;
-            if (headParsed && refusal.decision().reason() != Reason.UNKNOWN_EXTENSION
-                    && SingleFields.identitySingle(request.headers())) {
-                front.identify(policy, request).ifPresent(e -> audit.extension(e.name()));
-            }
-            refuse(ctx, request, audit, refusal.decision(), refusal.close(), refusal.detail());
+            refuse(ctx, request, audit, refusal);
             return;
         }
 
+        // Identify.
         front.describe(audit);
-        Optional<Extension> extension = front.identify(policy, request);
-        if (extension.isEmpty()) {
-            describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.AUTH), false, null);
+        Optional<Extension> identified = front.identify(policy, request);
+        if (identified.isEmpty()) {
+            RequestRecords.describeTarget(request, audit);
+            refuse(ctx, request, audit, new Refusal(Decision.deny(Reason.UNKNOWN_EXTENSION, BuiltinRules.AUTH), null,
+                    false));
             return;
         }
-        audit.extension(extension.get().name());
-        refusal = admission.admit(ctx.channel(), extension.get(), policy, front.bindsConnection());
+        Extension extension = identified.get();
+        audit.extension(extension.name());
+        refusal = admission.admit(ctx.channel(), extension, policy, front.bindsConnection());
         if (refusal != null) {
-            describeTargetForAudit(request, audit);
-            refuse(ctx, request, audit, refusal.decision(), refusal.close(), refusal.detail());
+            RequestRecords.describeTarget(request, audit);
+            refuse(ctx, request, audit, refusal);
             return;
         }
 
-        boolean connect = front.opensTunnel(request);
-        Target target;
-        HttpTarget httpTarget = null;
+        // Canonicalise.
         audit.scheme(front.scheme(request));
-        try {
-            if (connect) {
-                target = front.tunnelTarget(request);
-            } else {
-                httpTarget = front.target(request);
-                target = httpTarget.target();
-                audit.urlPath(httpTarget.pathAndQuery());
-            }
-        } catch (OriginFormException e) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_REQUEST_TARGET), false,
-                    e.getMessage());
-            return;
-        } catch (MalformedTargetException e) {
-            refuse(ctx, request, audit, Decision.deny(Reason.MALFORMED_TARGET, BuiltinRules.TARGET), false, e.getMessage());
-            return;
-        } catch (MisdirectedRequestException e) {
-            refuse(ctx, request, audit, Decision.deny(Reason.HOST_MISMATCH, BuiltinRules.INTERCEPT_HOST), false, e.getMessage());
+        Placement placement = Placement.of(front, request);
+        if (placement.refusal() != null) {
+            refuse(ctx, request, audit, placement.refusal());
             return;
         }
-        audit.server(target.host(), target.port());
-
-        RequestInfo info = connect ? null : new RequestInfo(request.method().name(), httpTarget.path());
-        // A CONNECT's decision also says what the tunnel becomes (blind or intercepted): rules decide it.
-        Decision decision = connect ? Decider.decideTunnel(policy, extension.get(), target)
-                : Decider.decide(policy, extension.get(), target, info);
-        audit.decision(decision);
+        // Decide: a CONNECT's decision also says what the tunnel becomes (blind or intercepted).
+        DecidedRequest decided = DecidedRequest.decide(request, audit, policy, extension, placement);
+        Decision decision = decided.decision();
         if (!decision.permits()) {
-            if (policy.approvals() != null && context.approvals() != null && Decider.approvable(decision, target)) {
-                hold(ctx, request, audit, policy, extension.get(), target, httpTarget, info, connect, decision);
+            if (policy.approvals() != null && context.approvals() != null
+                    && Decider.approvable(decision, decided.target())) {
+                hold(ctx, decided);
                 return;
             }
-            refuse(ctx, request, audit, decision, connect, null);
+            refuse(ctx, request, audit, new Refusal(decision, null, decided.connect()));
             return;
         }
-        proceed(ctx, request, audit, policy, extension.get(), target, httpTarget, connect, decision);
+        proceed(ctx, decided);
     }
 
     /**
      * Holds a request that missed the allowlist while the {@code approvals} backend is asked
      * ({@link ApprovalHold}): reading stops and whatever arrives is queued; the answer comes back on this
-     * channel's event loop, where the request is forwarded (granted) or refused with the miss's reason
-     * (denied, timeout), then the queue is replayed. The connection keeps its slot under
+     * channel's event loop ({@link Resumption}), where the request is handed on (granted) or refused with
+     * the miss's reason (denied, timeout), then the queue is replayed. The connection keeps its slot under
      * {@code limits.max_connections_per_extension} while held.
      */
-    private void hold(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
-                      Extension extension, Target target, @Nullable HttpTarget httpTarget, @Nullable RequestInfo info,
-                      boolean connect, Decision decision) {
+    private void hold(ChannelHandlerContext ctx, DecidedRequest decided) {
         state = State.HELD;
-        Reads.setAutoRead(ctx.channel(), false);
-        if (connect) {
-            // From here on the client speaks raw bytes (if it speaks before the answer at all).
-            ctx.pipeline().remove(HttpPipeline.DECODER);
-        }
-        ApprovalHold.ask(ctx, context.approvals(), policy.approvals(), extension.name(), target, info, audit, decision,
-                new ApprovalHold.Resumption() {
-                    @Override
-                    public boolean held() {
-                        return state == State.HELD;
-                    }
-
-                    @Override
-                    public void granted(Decision granted) {
-                        state = State.IDLE;
-                        proceed(ctx, request, audit, policy, extension, target, httpTarget, connect, granted);
-                        afterHold(ctx);
-                    }
-
-                    @Override
-                    public void denied() {
-                        state = State.IDLE;
-                        refuse(ctx, request, audit, decision, connect, null);
-                        afterHold(ctx);
-                    }
-
-                    @Override
-                    public void abandoned() {
-                        state = State.CLOSED;
-                        releaseQueued();
-                    }
-                });
+        ApprovalHold.ask(ctx, java.util.Objects.requireNonNull(context.approvals(), "approvals"), decided, resumption);
     }
 
-    /** Replays what was queued while a request was held, once it went on or was refused. */
-    private void afterHold(ChannelHandlerContext ctx) {
-        while (!queued.isEmpty() && state != State.AWAITING_RESPONSE && state != State.CLOSED
-                && state != State.HELD) {
-            process(ctx, queued.poll());
+    /** How a held request comes back to this phase (one at a time: only one request is ever held). */
+    private final class Resumption implements ApprovalHold.Resumption {
+
+        @Override
+        public boolean held() {
+            return state == State.HELD;
         }
-        if (state == State.CLOSED) {
-            releaseQueued();
+
+        @Override
+        public void granted(ChannelHandlerContext ctx, DecidedRequest granted) {
+            state = State.IDLE;
+            proceed(ctx, granted);
+            replay(ctx);
         }
-        if (state != State.AWAITING_RESPONSE && state != State.CLOSED) {
-            Reads.setAutoRead(ctx.channel(), true);
+
+        @Override
+        public void denied(ChannelHandlerContext ctx, DecidedRequest held) {
+            state = State.IDLE;
+            refuse(ctx, held.request(), held.audit(), new Refusal(held.decision(), null, held.connect()));
+            replay(ctx);
+        }
+
+        @Override
+        public void abandoned() {
+            state = State.CLOSED;
+            queued.releaseAll();
         }
     }
 
     /** Goes on with a request the policy (or an approval) allows: a tunnel, or a request to forward. */
-    private void proceed(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Policy policy,
-                         Extension extensionValue, Target target, @Nullable HttpTarget httpTarget, boolean connect,
-                         Decision decision) {
-        Optional<Extension> extension = Optional.of(extensionValue);
-        String websocket = null;
-        if (!connect && HopByHop.upgradeRequested(request.headers())) {
-            // Never strip the upgrade and forward the rest: the origin would see a plain request and the
-            // client an answer it cannot explain. Only a WebSocket handshake goes on.
-            String problem = WebSocketUpgrade.problem(request);
-            if (problem != null) {
-                String protocols = HopByHop.upgradeProtocols(request.headers());
-                refuse(ctx, request, audit, Decision.deny(Reason.UPGRADE_NOT_SUPPORTED, RULE_UPGRADE), false,
-                        "protocol upgrade" + (protocols.isEmpty() ? "" : " to " + protocols) + " is not supported: "
-                                + problem);
-                return;
-            }
-            Optional<InspectedHost> inspected = front.intercepted(policy);
-            WebSocketMode mode = inspected.map(InspectedHost::websocket).orElse(null);
-            Decision upgrade = Decider.decideWebSocket(mode);
-            if (!upgrade.permits()) {
-                refuse(ctx, request, audit, upgrade, false,
-                        "inspect." + inspected.get().host() + ".websocket: refuse");
-                return;
-            }
-            websocket = mode == null ? "plain" : mode.label();
-        }
-
-        if (connect) {
-            audit.tlsMode(TlsMode.TUNNEL);
+    private void proceed(ChannelHandlerContext ctx, DecidedRequest decided) {
+        if (decided.connect()) {
             state = State.TUNNEL;
-            // The tunnel phase first learns of the CONNECT; then, from here on the client speaks raw
-            // bytes: removing the decoder hands it the bytes sent early (a TLS ClientHello right behind
-            // the CONNECT header), untouched.
-            ctx.fireChannelRead(new ConnectRequest(target, decision, policy, audit,
-                    context.traffic(policy, extension.get(), decision), extension.get().name(), listener,
-                    request.headers().get(HttpHeaderNames.ACCEPT)));
-            if (ctx.pipeline().get(HttpPipeline.DECODER) != null) {
-                ctx.pipeline().remove(HttpPipeline.DECODER);
-            }
+            Handoff.tunnel(ctx, context, decided, listener);
             return;
         }
-
-        front.describeForwarded(audit);
-        HttpRequest upstream = new DefaultHttpRequest(request.protocolVersion(), request.method(),
-                httpTarget.pathAndQuery(), request.headers().copy());
-        HttpHeaders headers = upstream.headers();
-        HopByHop.strip(headers);
-        headers.set(HttpHeaderNames.HOST, hostHeader(target, front.defaultPort()));
-        if (HttpUtil.isTransferEncodingChunked(request)) {
-            HttpUtil.setTransferEncodingChunked(upstream, true);
-        }
-        if (websocket != null) {
-            WebSocketUpgrade.restore(request.headers(), headers);
+        Refusal upgrade = Handoff.upgradeRefusal(decided.request(), front, decided.policy());
+        if (upgrade != null) {
+            refuse(ctx, decided.request(), decided.audit(), upgrade);
+            return;
         }
         state = State.FORWARDING;
-        ForwardRequest forward = new ForwardRequest(upstream, httpTarget, decision, policy, audit,
-                HttpUtil.isKeepAlive(request), context.traffic(policy, extension.get(), decision));
-        ctx.fireChannelRead(websocket == null ? forward : forward.withWebSocket(websocket));
-    }
-
-    /** Fills in the target of a request refused before its target mattered (best effort, for the record). */
-    private static void describeTargetForAudit(HttpRequest request, AuditEvent audit) {
-        try {
-            if (HttpMethod.CONNECT.equals(request.method())) {
-                Target target = TargetParser.parseAuthority(request.uri());
-                audit.scheme("https").server(target.host(), target.port());
-            } else if (!request.uri().startsWith("/")) {
-                HttpTarget target = TargetParser.parseAbsoluteForm(request.uri());
-                audit.scheme("http").server(target.target().host(), target.target().port())
-                        .urlPath(target.pathAndQuery());
-            }
-        } catch (MalformedTargetException e) {
-            // The record keeps no target; the refusal's reason does not depend on it.
-        }
+        Handoff.forward(ctx, context, decided, front, Handoff.websocketMode(decided.request(), front, decided.policy()));
     }
 
     /**
-     * Fills the record of a request refused before its decision with what this front can place of it
-     * (target and path), without deciding anything; a target that does not place leaves the record without one.
+     * Answers {@code refusal} ({@link Refusals}) and goes on as {@link Refusal#ending} says: closed; or
+     * reading and dropping the body, then closing (lingering close, at most {@link ProxyContext#refusalLinger})
+     * or waiting for the next request.
      */
-    private void describeRefused(HttpRequest request, AuditEvent audit) {
-        front.describe(audit);
-        try {
-            if (front.opensTunnel(request)) {
-                Target target = front.tunnelTarget(request);
-                audit.scheme(front.scheme(request)).server(target.host(), target.port());
-            } else {
-                HttpTarget target = front.target(request);
-                audit.scheme(front.scheme(request)).server(target.target().host(), target.target().port())
-                        .urlPath(target.pathAndQuery());
-            }
-        } catch (MalformedTargetException | MisdirectedRequestException | OriginFormException e) {
-            // The record keeps no target; the refusal's reason does not depend on it.
-        }
-    }
-
-    private static String hostHeader(Target target, int defaultPort) {
-        return target.port() == defaultPort ? target.hostForUri() : target.authority();
-    }
-
-    private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Decision decision,
-                        boolean forceClose, @Nullable String detail) {
-        // A failed head closes anyway (and its Content-Length may not even parse).
-        boolean hasBody = !request.decoderResult().isFailure()
-                && (HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0);
-        boolean close = forceClose || hasBody || !HttpUtil.isKeepAlive(request)
-                || request.decoderResult().isFailure();
-        Refusals.Ending ending;
-        if (close && hasBody && !request.decoderResult().isFailure()) {
-            // The body is still coming: read and drop it, then close (a close now would reset the
-            // connection and could lose the answer on the client's side).
-            state = State.DISCARDING;
-            closeAfterDiscard = true;
-            ending = Refusals.Ending.CLOSE_AFTER_BODY;
-        } else if (close) {
-            state = State.CLOSED;
-            closeAfterDiscard = true;
-            ending = Refusals.Ending.CLOSE;
-        } else {
-            state = State.DISCARDING;
-            closeAfterDiscard = false;
-            ending = Refusals.Ending.KEEP_OPEN;
-        }
-        Refusals.refuse(ctx, audit, decision, detail, request.headers().get(HttpHeaderNames.ACCEPT), ending);
+    private void refuse(ChannelHandlerContext ctx, HttpRequest request, AuditEvent audit, Refusal refusal) {
+        Refusals.Ending ending = refusal.ending(request);
+        state = ending == Refusals.Ending.CLOSE ? State.CLOSED : State.DISCARDING;
+        closeAfterDiscard = ending != Refusals.Ending.KEEP_OPEN;
+        Refusals.refuse(ctx, audit, refusal.decision(), refusal.detail(), request.headers().get(HttpHeaderNames.ACCEPT),
+                ending, context.refusalLinger());
     }
 
     @Override
@@ -562,8 +354,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             HeaderDeadline deadline = ctx.pipeline().get(HeaderDeadline.class);
             if (state == State.IDLE && deadline != null && deadline.headStarted()) {
                 // A request head began and stalled: the connection's only record says why it ended.
-                recordStall(ctx, Reason.IDLE_TIMEOUT, BuiltinRules.IDLE_TIMEOUT, "request head incomplete: no byte for "
-                        + context.policies().current().limits().idleTimeout().toMillis() + " ms");
+                records.headStalled(ctx.channel(), context.policies().current().limits().idleTimeout(),
+                        admission.boundExtension());
             }
             // Let the forwarding phase note it on the exchange's record, then close.
             ctx.fireUserEventTriggered(evt);
@@ -587,13 +379,13 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     /**
      * The client's input ended: at once when nothing waits in the queue, else (or while a request is
-     * held for approval) after what was read before it ({@link #INPUT_ENDED}), so that a pipelined or
+     * held for approval) after what was read before it ({@link RequestQueue#addInputEnded}), so that a pipelined or
      * held request cut by the FIN is handled as one whose body can never complete once its turn comes.
      */
     private void endOfInput(ChannelHandlerContext ctx) {
         // HELD: the request waits for its approval; its body (if any) can end only after it goes on.
         if ((!queued.isEmpty() || state == State.HELD) && state != State.CLOSED) {
-            queued.add(INPUT_ENDED);
+            queued.addInputEnded();
             return;
         }
         inputEnded(ctx);
@@ -624,7 +416,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         boolean answered = responseDoneEarly;
         responseDoneEarly = false;
         state = State.CLOSED;
-        releaseQueued();
+        queued.releaseAll();
         if (!answered) {
             ctx.fireChannelRead(new ExchangeControl.ClientClosedMidBody());
         }
@@ -655,24 +447,10 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
         if (state != State.IDLE) {
             return;
         }
-        Policy policy = context.policies().current();
-        recordStall(ctx, Reason.HEADER_TIMEOUT, BuiltinRules.HEADER_TIMEOUT,
-                "no complete request head within " + policy.limits().headerTimeout().toMillis() + " ms");
+        records.headTimedOut(ctx.channel(), context.policies().current().limits().headerTimeout(),
+                admission.boundExtension());
         state = State.CLOSED;
         ctx.close();
-    }
-
-    /** Writes the record of a connection closed while it waited for a request head. */
-    private void recordStall(ChannelHandlerContext ctx, Reason reason, String rule, String error) {
-        AuditEvent audit = new AuditEvent(context.audit(), context.clock())
-                .listener(listener)
-                .client((InetSocketAddress) ctx.channel().remoteAddress())
-                .decision(Decision.deny(reason, rule))
-                .error(error);
-        if (admission.boundExtension() != null) {
-            audit.extension(admission.boundExtension());
-        }
-        audit.emit();
     }
 
     private void closeIfDrained(ChannelHandlerContext ctx) {
@@ -693,7 +471,7 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        releaseQueued();
+        queued.releaseAll();
         ctx.fireChannelInactive();
     }
 
@@ -701,24 +479,9 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
     public void handlerRemoved(ChannelHandlerContext ctx) {
         if (state == State.TUNNEL) {
             // Hand anything still queued to the next phase, in order.
-            while (!queued.isEmpty()) {
-                Object msg = queued.poll();
-                if (msg instanceof ByteBuf) {
-                    ctx.fireChannelRead(msg);
-                } else if (msg == INPUT_ENDED) {
-                    ctx.fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
-                } else {
-                    ReferenceCountUtil.release(msg);
-                }
-            }
+            queued.handToTunnel(ctx);
         }
-        releaseQueued();
-    }
-
-    private void releaseQueued() {
-        while (!queued.isEmpty()) {
-            ReferenceCountUtil.release(queued.poll());
-        }
+        queued.releaseAll();
     }
 
     @Override

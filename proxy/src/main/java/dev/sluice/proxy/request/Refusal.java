@@ -1,7 +1,10 @@
 package dev.sluice.proxy.request;
 
 import org.jspecify.annotations.Nullable;
+import dev.sluice.proxy.http.Refusals;
 import dev.sluice.rules.decision.Decision;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
 import java.util.Objects;
 
 /**
@@ -17,5 +20,23 @@ public record Refusal(Decision decision, @Nullable String detail, boolean close)
     /** Checks that {@code decision} is given. */
     public Refusal {
         Objects.requireNonNull(decision, "decision");
+    }
+
+    /**
+     * Returns how the connection ends when this refusal answers {@code request}: a request whose body is
+     * still coming is answered at once, its body read and dropped, then the connection closes
+     * ({@link Refusals.Ending#CLOSE_AFTER_BODY}: a close now would reset the connection and could lose the
+     * answer); a head that failed to decode (its framing cannot be trusted), a refusal that closes, or a
+     * request without keep-alive closes at once; anything else keeps the connection.
+     */
+    public Refusals.Ending ending(HttpRequest request) {
+        boolean failed = request.decoderResult().isFailure();
+        // A failed head closes anyway (and its Content-Length may not even parse).
+        boolean hasBody = !failed
+                && (HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0);
+        if (hasBody) {
+            return Refusals.Ending.CLOSE_AFTER_BODY;
+        }
+        return close || failed || !HttpUtil.isKeepAlive(request) ? Refusals.Ending.CLOSE : Refusals.Ending.KEEP_OPEN;
     }
 }

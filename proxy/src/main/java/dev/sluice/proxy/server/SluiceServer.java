@@ -102,7 +102,7 @@ public final class SluiceServer implements AutoCloseable {
     private final dev.sluice.proxy.capture.CaptureStore captures;
 
     private SluiceServer(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock, int ioThreads,
-                         Map<String, String> otelConfig) throws Exception {
+                         Map<String, String> otelConfig, Duration refusalLinger) throws Exception {
         this.dataDir = dataDir;
         this.transport = Transport.detect(policy.listen().transparent() != null);
         this.policies = new PolicyHolder(policy, clock);
@@ -172,7 +172,7 @@ public final class SluiceServer implements AutoCloseable {
         this.context = new ProxyContext(policies, auditLog, new dev.sluice.proxy.alerts.AlertingAuditSink(
                 new MeteredAuditSink(metrics, records), policies, alerts), dialer, clock,
                 metrics, new ConnectionLimits(metrics), interception, new EgressBudgets(clock), approvals, credentials,
-                captures);
+                captures, refusalLinger);
         metrics.functionCounter(MetricNames.AUDIT_WRITE_FAILURES, Tags.empty(), auditLog, AuditLog::writeFailures);
         if (reloader != null) {
             metrics.functionCounter(MetricNames.POLICY_RELOADS, Tags.of(MetricNames.RESULT, "ok"), reloader,
@@ -207,11 +207,27 @@ public final class SluiceServer implements AutoCloseable {
      */
     public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
                                      int ioThreads, Map<String, String> otelConfig) throws Exception {
+        return start(policy, policyFile, dataDir, auditLog, clock, ioThreads, otelConfig,
+                ProxyContext.DEFAULT_REFUSAL_LINGER);
+    }
+
+    /**
+     * Starts Sluice like {@link #start(Policy, Path, Path, AuditLog, Clock, int, Map)}, with its own refusal
+     * linger ({@link ProxyContext#refusalLinger}) instead of {@link ProxyContext#DEFAULT_REFUSAL_LINGER}:
+     * a test that must tell a close caused by the request's end from one caused by the bound sets it for
+     * the server it starts.
+     *
+     * @param refusalLinger after a refusal sent while the request body still arrives, the longest time the
+     *                      body is read and dropped before the connection closes; positive
+     */
+    public static SluiceServer start(Policy policy, Path policyFile, Path dataDir, AuditLog auditLog, Clock clock,
+                                     int ioThreads, Map<String, String> otelConfig, Duration refusalLinger)
+            throws Exception {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(auditLog, "auditLog");
         SluiceServer server = new SluiceServer(policy, policyFile, Objects.requireNonNull(dataDir, "dataDir"),
                 auditLog, Objects.requireNonNull(clock, "clock"), ioThreads,
-                Objects.requireNonNull(otelConfig, "otelConfig"));
+                Objects.requireNonNull(otelConfig, "otelConfig"), Objects.requireNonNull(refusalLinger, "refusalLinger"));
         try {
             server.bind(policy.listen());
         } catch (Exception e) {

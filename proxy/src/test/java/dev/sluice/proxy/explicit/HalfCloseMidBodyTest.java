@@ -28,7 +28,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLSocket;
-import dev.sluice.proxy.http.Lingering;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,7 +47,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code max_connections_per_extension: 1}, so every scenario ends by serving a new connection. A
  * FIN after a complete request still gets the whole answer.
  *
- * <p>No timing window: the refusal linger ({@link Lingering#LINGER_PROPERTY}) is set far beyond
+ * <p>No timing window: the refusal linger of the proxy this class starts ({@link #TEST_LINGER}) is far beyond
  * {@link #HANG_GUARD}, so a close that arrives at all came from the half-close (or the request's end),
  * never from the linger running out; {@link #HANG_GUARD} only stops a test that would hang.
  */
@@ -72,7 +71,6 @@ class HalfCloseMidBodyTest {
 
     @BeforeAll
     void start() throws Exception {
-        System.setProperty(Lingering.LINGER_PROPERTY, Long.toString(TEST_LINGER.toMillis()));
         origin = new WatchingOrigin();
         tlsOrigin = new WatchingOrigin(TestTls.create(dir.resolve("origin-tls"), HOST));
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -106,12 +104,11 @@ class HalfCloseMidBodyTest {
                   proxy: 127.0.0.1:0
                   admin: 127.0.0.1:0
                 """.formatted(origin.port(), deadPort, HOST, tlsOrigin.port(),
-                dir.resolve("origin-tls").resolve("ca.pem").toAbsolutePath()));
+                dir.resolve("origin-tls").resolve("ca.pem").toAbsolutePath()), TEST_LINGER);
     }
 
     @AfterAll
     void stop() throws Exception {
-        System.clearProperty(Lingering.LINGER_PROPERTY);
         if (sluice != null) {
             sluice.close();
         }
@@ -482,16 +479,9 @@ class HalfCloseMidBodyTest {
         return tls;
     }
 
+    /** Reads a response head (through its blank line, or to the end of the stream). */
     private static String readHead(InputStream in) throws IOException {
-        StringBuilder head = new StringBuilder();
-        while (!head.toString().endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            head.append((char) b);
-        }
-        return head.toString();
+        return readUntil(in, "\r\n\r\n");
     }
 
     /** Reads until {@code marker} has arrived or the stream ends (the socket timeout guards a hang). */

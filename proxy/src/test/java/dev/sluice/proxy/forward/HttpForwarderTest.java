@@ -190,4 +190,36 @@ class HttpForwarderTest {
         assertThat(decoded).allSatisfy(HttpForwarderTest::assertReleased);
         down.finishAndReleaseAll();
     }
+
+    /**
+     * A request handed on in the task in which the client's connection closed (inactive, its
+     * {@code channelInactive} not yet delivered: the only way a request reaches the forwarder after the
+     * client left) gets exactly one record, written when the close is delivered, and its upstream
+     * connection is closed.
+     */
+    @Test
+    void aRequestHandedOnAsTheClientClosesIsRecordedOnceAsDownstreamClosed() throws Exception {
+        EmbeddedChannel upstream = new EmbeddedChannel();
+        EmbeddedChannel down = downstream(upstream);
+        down.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (msg instanceof ForwardRequest) {
+                    ctx.channel().close();
+                    assertThat(ctx.channel().isActive()).isFalse();
+                }
+                ctx.fireChannelRead(msg);
+            }
+        });
+        down.writeInbound(get("/late"), io.netty.handler.codec.http.LastHttpContent.EMPTY_LAST_CONTENT);
+        down.runPendingTasks();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.urlPath()).isEqualTo("/late");
+            assertThat(r.error()).isEqualTo("downstream closed before the exchange ended");
+            assertThat(r.statusCode()).isNull();
+        });
+        assertThat(upstream.isOpen()).isFalse();
+        upstream.finishAndReleaseAll();
+        down.finishAndReleaseAll();
+    }
 }

@@ -5,12 +5,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.proxy.audit.Listener;
 import dev.sluice.proxy.audit.AuditLog;
 import dev.sluice.proxy.audit.AuditRecord;
+import dev.sluice.proxy.audit.FailingAuditLogs;
 import dev.sluice.proxy.core.ConnectionLimits;
 import dev.sluice.proxy.core.PolicyHolder;
 import dev.sluice.proxy.core.ProxyContext;
 import dev.sluice.proxy.dial.UpstreamDialer;
 import dev.sluice.proxy.exchange.ConnectRequest;
 import dev.sluice.proxy.exchange.ForwardRequest;
+import dev.sluice.proxy.exchange.ExchangeControl;
+import dev.sluice.proxy.exchange.MisdirectedRequestException;
+import dev.sluice.proxy.exchange.OriginFormException;
+import dev.sluice.proxy.exchange.RequestFront;
+import dev.sluice.proxy.http.HeaderDeadline;
+import dev.sluice.rules.policy.Extension;
+import dev.sluice.rules.policy.InspectedHost;
+import dev.sluice.rules.target.HttpTarget;
+import dev.sluice.rules.target.MalformedTargetException;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.timeout.IdleStateEvent;
+import java.util.Optional;
 import dev.sluice.proxy.http.HttpPipeline;
 import dev.sluice.proxy.limits.EgressBudgets;
 import dev.sluice.proxy.metrics.SluiceMetrics;
@@ -31,10 +45,12 @@ import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -67,8 +83,13 @@ class RequestPhaseAnswersTest {
                       - host: inspected.test
                         ports: [443]
                         methods: [POST]
+                      - host: ws.test
                 inspect:
                   inspected.test: {}
+                  ws.test: { websocket: refuse }
+                limits:
+                  max_header_bytes: 1KiB
+                  max_connections_per_extension: 1
                 """, "test.yaml");
         SluiceMetrics metrics = new SluiceMetrics();
         dialer = new UpstreamDialer(Transport.nio(), () -> new SelfEndpoints(List.of(), Set.of()), 1_000);
@@ -85,6 +106,15 @@ class RequestPhaseAnswersTest {
     }
 
     private EmbeddedChannel channel() {
+        return channel(context);
+    }
+
+    private EmbeddedChannel channel(ProxyContext context) {
+        return channel(context, new ExplicitFront(), false);
+    }
+
+    /** The request phase with {@code front}, after a header deadline of 1 s when {@code headerDeadline}. */
+    private EmbeddedChannel channel(ProxyContext context, RequestFront front, boolean headerDeadline) {
         InetSocketAddress remote = new InetSocketAddress("127.0.0.1", 40000);
         EmbeddedChannel ch = new EmbeddedChannel() {
             @Override
@@ -92,8 +122,13 @@ class RequestPhaseAnswersTest {
                 return remote;
             }
         };
-        HttpPipeline.install(ch.pipeline(), null, context.policies().current().limits(),
-                new ExplicitRequestHandler(context), null, new ChannelInboundHandlerAdapter() {
+        if (headerDeadline) {
+            ch.freezeTime();
+            ch.pipeline().addLast(HttpPipeline.HEADER_DEADLINE, new HeaderDeadline(1_000));
+        }
+        HttpPipeline.install(ch.pipeline(), headerDeadline ? HttpPipeline.HEADER_DEADLINE : null,
+                context.policies().current().limits(), new ExplicitRequestHandler(context, front), null,
+                new ChannelInboundHandlerAdapter() {
                     @Override
                     public void channelRead(ChannelHandlerContext ctx, Object msg) {
                         handedOn.add(msg);
@@ -208,5 +243,196 @@ class RequestPhaseAnswersTest {
         });
         assertThat(ch.pipeline().get(HttpPipeline.DECODER)).as("raw bytes from here on").isNull();
         ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aRefusedRequestWhoseBodyStillArrivesIsAnsweredAtOnceAndClosedAfterThisProxysLinger() {
+        Duration linger = Duration.ofSeconds(30);
+        ProxyContext lingering = new ProxyContext(context.policies(), context.auditLog(), context.audit(),
+                context.dialer(), context.clock(), context.metrics(), context.connections(), null, context.budgets(),
+                null, null, null, linger);
+        EmbeddedChannel ch = channel(lingering);
+        ch.freezeTime();
+        String answer = send(ch, "POST http://other.test/ HTTP/1.1\r\nHost: other.test\r\nContent-Length: 10\r\n\r\n01234");
+        assertThat(answer).startsWith("HTTP/1.1 403 ").containsIgnoringCase("Connection: close");
+        assertThat(records).singleElement().satisfies(r -> assertThat(r.reason()).isEqualTo("not_allowlisted"));
+        ch.advanceTimeBy(linger.toMillis() - 1, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(ch.isOpen()).as("still reading and dropping the body within the linger").isTrue();
+        ch.advanceTimeBy(1, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).as("closed when this proxy's linger ran out").isFalse();
+        assertThat(handedOn).isEmpty();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aRepeatedHostIs400AndARepeatedProxyAuthorizationIs407EvenWithADefaultExtension() {
+        EmbeddedChannel ch = channel();
+        String host = send(ch, "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nHost: other.test\r\n\r\n");
+        assertThat(host).startsWith("HTTP/1.1 400 ").contains("X-Sluice-Reason: malformed_request");
+        ch.finishAndReleaseAll();
+        ch = channel();
+        String auth = send(ch, "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n"
+                + "Proxy-Authorization: Basic YTpi\r\nProxy-Authorization: Basic YzpE\r\n\r\n");
+        assertThat(auth).startsWith("HTTP/1.1 407 ").contains("X-Sluice-Reason: unknown_extension");
+        assertThat(handedOn).isEmpty();
+        assertThat(records).hasSize(2).allSatisfy(r -> assertThat(r.serverAddress()).isEqualTo("allowed.test"));
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aTargetWithoutCanonicalFormIs400MalformedTarget() {
+        EmbeddedChannel ch = channel();
+        String answer = send(ch, "CONNECT 1.2.3.999:443 HTTP/1.1\r\nHost: 1.2.3.999:443\r\n\r\n");
+        assertThat(answer).startsWith("HTTP/1.1 400 ").contains("X-Sluice-Reason: malformed_target");
+        assertThat(handedOn).isEmpty();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.rule()).isEqualTo("target");
+            assertThat(r.extension()).isEqualTo("default");
+        });
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHeaderBlockOverTheLimitIs431AndCloses() {
+        EmbeddedChannel ch = channel();
+        String answer = send(ch, "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nX-Big: "
+                + "x".repeat(2048) + "\r\n\r\n");
+        assertThat(answer).startsWith("HTTP/1.1 431 ").contains("X-Sluice-Reason: header_too_large");
+        assertThat(records).singleElement().satisfies(r -> assertThat(r.rule()).isEqualTo("limits.max_header_bytes"));
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).isFalse();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aConnectionOverItsExtensionsCapIs503ConnectionLimitAndCloses() {
+        assertThat(context.connections().tryAcquire("default", Listener.EXPLICIT.label(), 1)).isTrue();
+        EmbeddedChannel ch = channel();
+        String answer = send(ch, "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
+        assertThat(answer).startsWith("HTTP/1.1 503 ").contains("X-Sluice-Reason: connection_limit");
+        assertThat(handedOn).isEmpty();
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).isFalse();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aWebSocketHandshakeToAHostWhoseWebsocketIsRefuseIs403WebsocketRefused() {
+        RequestFront explicit = new ExplicitFront();
+        RequestFront intercepting = new RequestFront() {
+            @Override
+            public Listener listener() {
+                return explicit.listener();
+            }
+
+            @Override
+            public Optional<Extension> identify(Policy policy, HttpRequest request) {
+                return explicit.identify(policy, request);
+            }
+
+            @Override
+            public HttpTarget target(HttpRequest request) throws MalformedTargetException, OriginFormException,
+                    MisdirectedRequestException {
+                return explicit.target(request);
+            }
+
+            @Override
+            public Optional<InspectedHost> intercepted(Policy policy) {
+                return policy.inspected("ws.test");
+            }
+        };
+        EmbeddedChannel ch = channel(context, intercepting, false);
+        String answer = send(ch, "GET http://ws.test/chat HTTP/1.1\r\nHost: ws.test\r\nConnection: Upgrade\r\n"
+                + "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+        assertThat(answer).startsWith("HTTP/1.1 403 ").contains("X-Sluice-Reason: websocket_refused");
+        assertThat(handedOn).isEmpty();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.rule()).isEqualTo(Handoff.RULE_WEBSOCKET);
+            assertThat(r.error()).isEqualTo("inspect.ws.test.websocket: refuse");
+        });
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHeadNotCompleteWithinTheHeaderTimeoutIsRecordedAndClosed() {
+        EmbeddedChannel ch = channel(context, new ExplicitFront(), true);
+        ch.writeInbound(Unpooled.copiedBuffer("GET http://allowed.test/ HTT", StandardCharsets.US_ASCII));
+        ch.advanceTimeBy(1_000, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(answer(ch)).isEmpty();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.reason()).isEqualTo("header_timeout");
+            assertThat(r.error()).startsWith("no complete request head within ");
+        });
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHeadThatStallsUntilTheIdleTimeoutIsRecordedAndClosed() {
+        EmbeddedChannel ch = channel(context, new ExplicitFront(), true);
+        ch.writeInbound(Unpooled.copiedBuffer("GET http://allowed.test/ HTT", StandardCharsets.US_ASCII));
+        ch.pipeline().fireUserEventTriggered(IdleStateEvent.ALL_IDLE_STATE_EVENT);
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.reason()).isEqualTo("idle_timeout");
+            assertThat(r.error()).startsWith("request head incomplete: no byte for ");
+        });
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aBrokenChunkedBodyAbortsTheExchangeWith400MalformedRequestAndNothingMoreGoesOn() {
+        EmbeddedChannel ch = channel();
+        send(ch, "POST http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "3\r\nabc\r\n");
+        int before = handedOn.size();
+        send(ch, "ZZ-not-a-size\r\n");
+        assertThat(handedOn.subList(before, handedOn.size())).singleElement()
+                .isInstanceOfSatisfying(ExchangeControl.Abort.class, abort -> {
+                    assertThat(abort.decision().reason().label()).isEqualTo("malformed_request");
+                    assertThat(abort.detail()).isEqualTo("malformed chunked request body");
+                });
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aFinWhileTheBodyIsExpectedEndsTheExchangeAtOnce() {
+        EmbeddedChannel ch = channel();
+        send(ch, "POST http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 10\r\n\r\n01234");
+        assertThat(handedOn).first().isInstanceOf(ForwardRequest.class);
+        ch.pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+        assertThat(handedOn).last().isInstanceOf(ExchangeControl.ClientClosedMidBody.class);
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(answer(ch)).isEmpty();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void whileTheAuditLogCannotWriteARequestIs503AuditUnavailableAndCloses() {
+        AuditLog failing = FailingAuditLogs.unhealthy(dir);
+        try {
+            ProxyContext unrecorded = new ProxyContext(context.policies(), failing, context.audit(), context.dialer(),
+                    context.clock(), context.metrics(), context.connections(), null, context.budgets());
+            EmbeddedChannel ch = channel(unrecorded);
+            String answer = send(ch, "GET http://allowed.test/a HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
+            assertThat(answer).startsWith("HTTP/1.1 503 ").contains("X-Sluice-Reason: audit_unavailable");
+            assertThat(handedOn).isEmpty();
+            assertThat(records).singleElement().satisfies(r -> {
+                assertThat(r.reason()).isEqualTo("audit_unavailable");
+                assertThat(r.serverAddress()).isEqualTo("allowed.test");
+                assertThat(r.urlPath()).isEqualTo("/a");
+                assertThat(r.extension()).isEqualTo("default");
+            });
+            ch.runPendingTasks();
+            assertThat(ch.isOpen()).isFalse();
+            ch.finishAndReleaseAll();
+        } finally {
+            failing.close();
+        }
     }
 }

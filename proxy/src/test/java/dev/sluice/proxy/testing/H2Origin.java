@@ -45,16 +45,15 @@ import javax.net.ssl.KeyManagerFactory;
  * An HTTP/2-only TLS origin on 127.0.0.1 (Netty's server frame codec; ALPN offers {@code h2} alone, so
  * a client that does not speak h2 fails its handshake). It records each request (method, path, body,
  * the protocol it came on) and counts TCP connections. Answers: {@code /ok/sse} a
- * {@code text/event-stream} of {@link #SSE_EVENTS} events {@link #SSE_GAP_MILLIS} ms apart, each
- * flushed on its own; {@code /ok/echo-head} a head-only 204 whose {@code x-echo} field repeats the
+ * {@code text/event-stream} of {@link #SSE_EVENTS} events, each flushed on its own: the first with the
+ * head, each next one only when the test calls {@link #nextSseEvent()} (so a test shows an event reached
+ * the client before the origin sent the next, without timing); {@code /ok/echo-head} a head-only 204 whose {@code x-echo} field repeats the
  * request's {@code Authorization}; anything else 200 {@code {"ok":true}} ({@code application/json}).
  */
 public final class H2Origin implements AutoCloseable {
 
     /** Events of the SSE answer. */
     public static final int SSE_EVENTS = 5;
-    /** Milliseconds between two SSE events. */
-    public static final long SSE_GAP_MILLIS = 250;
 
     /** One request as the origin saw it. */
     public record Seen(String method, String path, String body, String scheme, String te) {
@@ -64,6 +63,9 @@ public final class H2Origin implements AutoCloseable {
     private final Channel server;
     private final AtomicInteger connections = new AtomicInteger();
     private final List<Seen> requests = new CopyOnWriteArrayList<>();
+    /** The {@code /ok/sse} answer in progress, and how many of its events were sent. */
+    private volatile @org.jspecify.annotations.Nullable ChannelHandlerContext sse;
+    private final AtomicInteger sseSent = new AtomicInteger();
 
     private H2Origin(TestTls tls) throws Exception {
         KeyStore keys = KeyStore.getInstance("PKCS12");
@@ -120,6 +122,33 @@ public final class H2Origin implements AutoCloseable {
         return List.copyOf(requests);
     }
 
+    /**
+     * Sends the next event of the {@code /ok/sse} answer in progress (the last one ends it).
+     *
+     * @throws IllegalStateException when no such answer is in progress
+     */
+    public void nextSseEvent() {
+        ChannelHandlerContext ctx = sse;
+        if (ctx == null) {
+            throw new IllegalStateException("no /ok/sse answer in progress");
+        }
+        ctx.executor().execute(() -> writeSseEvent(ctx));
+    }
+
+    private void writeSseEvent(ChannelHandlerContext ctx) {
+        int n = sseSent.getAndIncrement();
+        if (n >= SSE_EVENTS) {
+            return;
+        }
+        byte[] event = ("data: {\"delta\":\"part " + n + "\"}\n\n").getBytes(StandardCharsets.UTF_8);
+        ctx.writeAndFlush(n == SSE_EVENTS - 1
+                ? new DefaultLastHttpContent(Unpooled.wrappedBuffer(event))
+                : new DefaultHttpContent(Unpooled.wrappedBuffer(event)));
+        if (n == SSE_EVENTS - 1) {
+            sse = null;
+        }
+    }
+
     private final class Answer extends SimpleChannelInboundHandler<FullHttpRequest> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
@@ -130,15 +159,9 @@ public final class H2Origin implements AutoCloseable {
                 HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
                 head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
                 ctx.writeAndFlush(head);
-                for (int i = 0; i < SSE_EVENTS; i++) {
-                    int n = i;
-                    ctx.executor().schedule(() -> {
-                        byte[] event = ("data: {\"delta\":\"part " + n + "\"}\n\n").getBytes(StandardCharsets.UTF_8);
-                        ctx.writeAndFlush(n == SSE_EVENTS - 1
-                                ? new DefaultLastHttpContent(Unpooled.wrappedBuffer(event))
-                                : new DefaultHttpContent(Unpooled.wrappedBuffer(event)));
-                    }, SSE_GAP_MILLIS * (i + 1), TimeUnit.MILLISECONDS);
-                }
+                sseSent.set(0);
+                sse = ctx;
+                writeSseEvent(ctx);
                 return;
             }
             if (request.uri().startsWith("/ok/echo-head")) {

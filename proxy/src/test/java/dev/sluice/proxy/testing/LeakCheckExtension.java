@@ -1,12 +1,17 @@
 package dev.sluice.proxy.testing;
 
+import static org.awaitility.Awaitility.await;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
+import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.List;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -20,6 +25,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCallback {
 
+    /** The longest wait for a collection to enqueue the sentinel; a class fails when none does. */
+    static final Duration SENTINEL_TIMEOUT = Duration.ofSeconds(10);
+
     @Override
     public void beforeAll(ExtensionContext context) {
         // Reports that belong to an earlier class have already failed that class (or the suite start).
@@ -27,7 +35,7 @@ public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCall
     }
 
     @Override
-    public void afterAll(ExtensionContext context) throws Exception {
+    public void afterAll(ExtensionContext context) {
         for (int round = 0; round < 3; round++) {
             collect();
             for (int i = 0; i < 16; i++) {
@@ -46,19 +54,29 @@ public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCall
     }
 
     /**
-     * Runs a collection and waits (up to 2 s) until the reference handler has enqueued what it found:
-     * a sentinel that became unreachable before the collection shows up in its queue.
+     * Runs collections until the reference handler has enqueued what they found: a sentinel that became
+     * unreachable before the first collection shows up in its queue. Polls with {@code System.gc()} for at
+     * most {@link #SENTINEL_TIMEOUT}; when the sentinel never arrives, no collection can be shown to have
+     * run, so a leak could go unreported, and the class fails.
      */
-    private static void collect() throws InterruptedException {
+    static void collect() {
         ReferenceQueue<Object> queue = new ReferenceQueue<>();
         WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
-        long deadline = System.nanoTime() + 2_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            System.gc();
-            if (queue.remove(50) != null) {
-                break;
-            }
+        try {
+            await("a weakly reachable sentinel collected and enqueued").atMost(SENTINEL_TIMEOUT)
+                    .pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+                    .until(() -> {
+                        System.gc();
+                        return queue.poll() != null;
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("LeakCheckExtension: no garbage collection enqueued a weakly reachable "
+                    + "sentinel within " + SENTINEL_TIMEOUT.toSeconds() + " s of System.gc() calls (is "
+                    + "-XX:+DisableExplicitGC set?), so Netty's leak detector could not be made to report "
+                    + "this class's leaks", e);
+        } finally {
+            // The reference object itself must stay reachable, or it is never enqueued.
+            Reference.reachabilityFence(sentinel);
         }
-        sentinel.clear();
     }
 }

@@ -65,13 +65,27 @@ public final class SluiceFixture implements AutoCloseable {
 
     /** Starts Sluice like {@link #start(String)}, with OpenTelemetry settings ({@code otel.*}) for the audit export. */
     public static SluiceFixture start(String policyYaml, java.util.Map<String, String> otelConfig) throws Exception {
+        return start(policyYaml, otelConfig, dev.sluice.proxy.core.ProxyContext.DEFAULT_REFUSAL_LINGER);
+    }
+
+    /**
+     * Starts Sluice like {@link #start(String)} with its own refusal linger (how long a refused request's
+     * body is read and dropped before the connection closes), for this server only.
+     */
+    public static SluiceFixture start(String policyYaml, java.time.Duration refusalLinger) throws Exception {
+        return start(policyYaml, java.util.Map.of(), refusalLinger);
+    }
+
+    private static SluiceFixture start(String policyYaml, java.util.Map<String, String> otelConfig,
+                                       java.time.Duration refusalLinger) throws Exception {
         policyYaml = ephemeralListeners(policyYaml);
         Path dir = Files.createTempDirectory("sluice-test-");
         Path file = dir.resolve("policy.yaml");
         Files.writeString(file, policyYaml, StandardCharsets.UTF_8);
         Policy policy = PolicyLoader.load(file);
         AuditLog log = AuditLog.open(dir.resolve("audit.jsonl"));
-        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2, otelConfig);
+        SluiceServer server = SluiceServer.start(policy, file, dir, log, Clock.systemUTC(), 2, otelConfig,
+                refusalLinger);
         return new SluiceFixture(dir, log, server);
     }
 
