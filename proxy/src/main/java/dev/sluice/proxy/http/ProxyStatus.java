@@ -34,7 +34,7 @@ public final class ProxyStatus {
             case NOT_ALLOWLISTED, DENIED_BY_RULE, PORT_NOT_ALLOWED, METHOD_NOT_ALLOWED, PATH_NOT_ALLOWED,
                  CREDENTIAL_DETECTED, SIGNED_BODY, UNKNOWN_EXTENSION, BODY_TOO_LARGE, EGRESS_BUDGET,
                  DNS_NOT_ALLOWLISTED, CREDENTIAL_HOST_MISMATCH, SIGV4_REFUSED, WEBSOCKET_REFUSED, RED_FLAG,
-                 TOKEN_BUDGET -> "http_request_denied";
+                 TOKEN_BUDGET, TLS_REQUIRED -> "http_request_denied";
             case ADDRESS_CLASS -> "destination_ip_prohibited";
             case SELF_LOOP -> "proxy_loop_detected";
             case CONNECTION_LIMIT -> "connection_limit_reached";

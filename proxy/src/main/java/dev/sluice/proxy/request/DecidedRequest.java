@@ -29,8 +29,8 @@ record DecidedRequest(HttpRequest request, AuditEvent audit, Policy policy, Exte
                       @Nullable HttpTarget httpTarget, @Nullable RequestInfo info, Decision decision) {
 
     /**
-     * Decides a placed request ({@link Decider#decideTunnel} for a tunnel, {@link Decider#decide} with its
-     * method and path otherwise) and writes the decision, and the target, into its record.
+     * Decides a placed request ({@link Decider#decideTunnel} for a tunnel, {@link Decider#decidePlainHttp}
+     * for a request read without TLS, {@link Decider#decide} with its method and path otherwise) and writes the decision, and the target, into its record.
      *
      * @param placement where the request goes; placed, not refused
      */
@@ -44,6 +44,7 @@ record DecidedRequest(HttpRequest request, AuditEvent audit, Policy policy, Exte
         audit.server(target.host(), target.port());
         RequestInfo info = httpTarget == null ? null : new RequestInfo(request.method().name(), httpTarget.path());
         Decision decision = info == null ? Decider.decideTunnel(policy, extension, target)
+                : "http".equals(httpTarget.scheme()) ? Decider.decidePlainHttp(policy, extension, target, info)
                 : Decider.decide(policy, extension, target, info);
         audit.decision(decision);
         return new DecidedRequest(request, audit, policy, extension, target, httpTarget, info, decision);

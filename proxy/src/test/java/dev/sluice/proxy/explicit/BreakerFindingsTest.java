@@ -15,9 +15,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Failing reproducers found by the breaker session (no fixes here): a credential that leaves through
- * plain HTTP to a host under {@code inspect}, and credentials copied into the audit record's
- * {@code error} field by malformed-target refusals.
+ * Found by trying to break Sluice (2026-12-04): a credential must not leave through plain HTTP to a host
+ * under {@code inspect} (refused, {@code tls_required}), nor be copied into the audit record's
+ * {@code error} field by a malformed-target refusal (the port text and what follows a host are not
+ * quoted).
  */
 class BreakerFindingsTest {
 
@@ -70,12 +71,12 @@ class BreakerFindingsTest {
 
     /**
      * A host under {@code inspect} with {@code redact: true} is allowed on port 80 by a rule without
-     * {@code ports} (the default is 80 and 443). A plain-HTTP request to it must not carry a credential
-     * out: redacted like an intercepted request, or refused. Today the body, the header and the query
-     * reach the origin byte for byte.
+     * {@code ports} (the default is 80 and 443). A plain-HTTP request to it would skip everything
+     * {@code inspect} promises (redaction, red flags, pins), so it is refused, 403 {@code tls_required},
+     * with its record, and nothing reaches the origin.
      */
     @Test
-    void plainHttpToAnInspectedHostIsRedactedOrRefused() throws Exception {
+    void plainHttpToAnInspectedHostIsRefusedAsTlsRequired() throws Exception {
         String body = "{\"prompt\":\"my key is " + TOKEN + "\"}";
         RawHttp.Response response;
         try (RawHttp raw = new RawHttp(sluice.address(), 10_000)) {
@@ -86,16 +87,13 @@ class BreakerFindingsTest {
                     + "Content-Length: " + body.getBytes(StandardCharsets.UTF_8).length + "\r\n"
                     + "Connection: close\r\n\r\n" + body).read();
         }
-        awaitRecord("/v1/plain");
-        if (response.status() == 200) {
-            RecordingOrigin.Seen seen = origin.requests().stream().filter(r -> r.uri().startsWith("/v1/plain"))
-                    .findFirst().orElseThrow();
-            assertThat(seen.uri()).doesNotContain(TOKEN);
-            assertThat(seen.header("x-note")).doesNotContain(TOKEN);
-            assertThat(new String(seen.body(), StandardCharsets.UTF_8)).doesNotContain(TOKEN);
-        } else {
-            assertThat(origin.requests()).noneMatch(r -> r.uri().startsWith("/v1/plain"));
-        }
+        assertThat(response.status()).isEqualTo(403);
+        assertThat(response.body()).contains("tls_required");
+        JsonNode record = awaitRecord("/v1/plain");
+        assertThat(record.path("reason").asText()).isEqualTo("tls_required");
+        assertThat(record.path("rule").asText()).isEqualTo("inspect");
+        assertThat(record.toString()).doesNotContain(TOKEN);
+        assertThat(origin.requests()).noneMatch(r -> r.uri().startsWith("/v1/plain"));
     }
 
     /**

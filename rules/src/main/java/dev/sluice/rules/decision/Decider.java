@@ -107,6 +107,29 @@ public final class Decider {
     }
 
     /**
+     * Decides a plain HTTP request, one Sluice reads without TLS (absolute-form {@code http://} on the
+     * explicit listener, or HTTP on the transparent listener): {@link #decide}, except that a request it
+     * lets through (allowed, or {@link Verdict#WOULD_DENY} in report mode) to a name under the policy's
+     * {@code inspect} is denied with {@link Reason#TLS_REQUIRED} in every mode. An inspected host's
+     * redaction, red flags, credential rules, token budget and pins apply to the requests of its
+     * intercepted TLS tunnels; a plain request to it would skip them all, so it fails closed.
+     *
+     * @param policy the policy snapshot
+     * @param extension the identified extension
+     * @param target the canonical target
+     * @param request the visible request
+     * @return the decision, never null
+     */
+    public static Decision decidePlainHttp(Policy policy, Extension extension, Target target, RequestInfo request) {
+        Objects.requireNonNull(request, "request");
+        Decision decision = decide(policy, extension, target, request);
+        if (decision.verdict() == Verdict.DENY || target.isIpLiteral() || policy.inspected(target.host()).isEmpty()) {
+            return decision;
+        }
+        return Decision.deny(Reason.TLS_REQUIRED, BuiltinRules.INSPECT);
+    }
+
+    /**
      * Decides a tunnel (a CONNECT, or a TLS connection on the transparent listener whose SNI names
      * {@code target}) and says what it becomes: {@link TunnelMode#INTERCEPT} when {@code target} is a
      * name under the policy's {@code inspect}, {@link TunnelMode#BLIND} otherwise. The verdict is

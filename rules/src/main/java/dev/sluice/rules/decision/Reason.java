@@ -22,6 +22,12 @@ public enum Reason {
     ADDRESS_CLASS("address_class", 403),
     SELF_LOOP("self_loop", 403),
     CREDENTIAL_DETECTED("credential_detected", 403),
+    /**
+     * A plain HTTP request (absolute-form {@code http://} on the explicit listener, or HTTP on the
+     * transparent one) to a host under {@code inspect}: its credential scan, red flags, pins and budgets
+     * run on intercepted TLS only, so the request is refused rather than sent on unchecked.
+     */
+    TLS_REQUIRED("tls_required", 403),
     SIGNED_BODY("signed_body", 403),
     /**
      * A credential placeholder ({@code credentials} in the policy) in a request it may not travel in:

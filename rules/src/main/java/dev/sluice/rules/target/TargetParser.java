@@ -71,21 +71,21 @@ public final class TargetParser {
             }
             colon = close + 1;
             if (colon >= authority.length() || authority.charAt(colon) != ':') {
-                throw new MalformedTargetException("authority: " + quote(authority)
+                throw new MalformedTargetException("authority: " + quoteAuthority(authority)
                         + ": missing port (expected: host:port)");
             }
         } else {
             if (authority.contains("://") || authority.indexOf('/') >= 0) {
-                throw new MalformedTargetException("authority: " + quote(authority)
+                throw new MalformedTargetException("authority: " + quoteAuthority(authority)
                         + ": a URL, not an authority (expected: host:port)");
             }
             colon = authority.lastIndexOf(':');
             if (colon < 0) {
-                throw new MalformedTargetException("authority: " + quote(authority)
+                throw new MalformedTargetException("authority: " + quoteAuthority(authority)
                         + ": missing port (expected: host:port)");
             }
             if (authority.lastIndexOf(':', colon - 1) >= 0) {
-                throw new MalformedTargetException("authority: " + quote(authority)
+                throw new MalformedTargetException("authority: " + quoteAuthority(authority)
                         + ": IPv6 literal without brackets (expected: [ipv6]:port)");
             }
         }
@@ -144,13 +144,13 @@ public final class TargetParser {
             }
             colon = close + 1 < authority.length() ? close + 1 : -1;
             if (colon >= 0 && authority.charAt(colon) != ':') {
-                throw new MalformedTargetException("request-target: " + quote(authority)
+                throw new MalformedTargetException("request-target: " + quoteAuthority(authority)
                         + ": junk after ']' (expected: [ipv6]:port)");
             }
         } else {
             colon = authority.indexOf(':');
             if (colon >= 0 && authority.indexOf(':', colon + 1) >= 0) {
-                throw new MalformedTargetException("request-target: " + quote(authority)
+                throw new MalformedTargetException("request-target: " + quoteAuthority(authority)
                         + ": IPv6 literal without brackets (expected: [ipv6])");
             }
         }
@@ -349,13 +349,14 @@ public final class TargetParser {
             throw new MalformedTargetException("port: empty (expected: 1..65535)");
         }
         if (text.length() > 5) {
-            throw new MalformedTargetException("port: " + quote(text) + " (expected: 1..65535)");
+            throw new MalformedTargetException("port: " + text.length() + " characters (expected: 1..65535)");
         }
         int port = 0;
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
             if (c < '0' || c > '9') {
-                throw new MalformedTargetException("port: " + quote(text) + " (expected: 1..65535)");
+                // not quoted: a URL written user:secret without its @host puts the secret here
+                throw new MalformedTargetException("port: not a number (expected: 1..65535)");
             }
             port = port * 10 + (c - '0');
         }
@@ -390,6 +391,24 @@ public final class TargetParser {
     }
 
     /** Quotes text for a message: printable ASCII only, at most 64 characters. */
+    /**
+     * Quotes an authority or request-target the client sent, for an error that goes to the client and the
+     * audit record: up to its first {@code :} {@code /} {@code @} {@code ?} or {@code #} (the host, as
+     * {@link #quote} shows it), then only how many characters follow. What follows is where a credential
+     * sits in a mistyped URL ({@code http://user:TOKEN/}, {@code http://host/TOKEN} as a CONNECT
+     * target), and secrets are never written to the audit log.
+     */
+    private static String quoteAuthority(String s) {
+        int cut = 0;
+        while (cut < s.length() && ":/@?#".indexOf(s.charAt(cut)) < 0) {
+            cut++;
+        }
+        if (cut == s.length()) {
+            return quote(s);
+        }
+        return quote(s.substring(0, cut)) + " and " + (s.length() - cut) + " more characters";
+    }
+
     private static String quote(String s) {
         StringBuilder sb = new StringBuilder(Math.min(s.length(), 64) + 5);
         sb.append('"');

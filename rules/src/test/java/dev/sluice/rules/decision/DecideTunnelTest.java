@@ -25,12 +25,14 @@ class DecideTunnelTest {
                   - host: limited.plain.test
                     methods: [GET]
                   - host: blind.test
+                  - host: plain.llm.test
                   - cidr: 192.0.2.0/24
                     ports: [443]
             inspect:
               api.llm.test: {}
               limited.llm.test: {}
               "*.wild.test": {}
+              plain.llm.test: {}
             """;
 
     static Policy load(String yaml) {
@@ -85,5 +87,26 @@ class DecideTunnelTest {
         assertThat(d.verdict().label()).as(scenario).isEqualTo(verdict);
         assertThat(d.reason().label()).as(scenario).isEqualTo(reason);
         assertThat(d.tunnelMode()).as(scenario).isEqualTo(TunnelMode.BLIND);
+    }
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "plain HTTP to an inspected host,                enforce, plain.llm.test:80,   deny,  tls_required,    inspect",
+        "in report mode too,                             report,  plain.llm.test:80,   deny,  tls_required,    inspect",
+        "a host not inspected is decided as before,      enforce, blind.test:80,       allow, allowlisted,     blind.test",
+        "a rule miss keeps its own reason,               enforce, x.wild.test:80,      deny,  not_allowlisted, implicit-deny",
+        "report-mode miss to an inspected host,          report,  x.wild.test:80,      deny,  tls_required,    inspect",
+        "IP literal is never inspected,                  enforce, 192.0.2.7:443,       allow, allowlisted,     ext.allow[5]",
+    })
+    void decidePlainHttp(String scenario, String mode, String authority, String verdict, String reason, String rule)
+            throws Exception {
+        Policy policy = mode.equals("report") ? REPORT : ENFORCE;
+        Extension ext = policy.extension("ext").orElseThrow();
+        Decision d = Decider.decidePlainHttp(policy, ext, TargetParser.parseAuthority(authority),
+                new RequestInfo("GET", "/"));
+        assertThat(d.verdict().label()).as(scenario).isEqualTo(verdict);
+        assertThat(d.reason().label()).as(scenario).isEqualTo(reason);
+        if (!rule.startsWith("ext.") && !rule.equals("blind.test")) {
+            assertThat(d.ruleId()).as(scenario).isEqualTo(rule);
+        }
     }
 }
