@@ -269,6 +269,15 @@ final class InspectedBody {
         return Progress.DONE;
     }
 
+    /**
+     * Ends the exchange at its last piece with {@code decision} (a credential in a trailer field under
+     * {@code block}): refused when the head has not gone on, else aborted upstream. Releases
+     * {@code content}.
+     */
+    Progress refuse(ChannelHandlerContext ctx, LastHttpContent content, Decision decision, String detail) {
+        return fail(ctx, content, true, decision, detail);
+    }
+
     /** The body outgrew the bound: send the head and what was held, and stream the rest. */
     private void switchToStreaming(ChannelHandlerContext ctx, HttpContent content, boolean last) {
         HttpHeaders trailers = last ? ((LastHttpContent) content).trailingHeaders() : null;

@@ -36,7 +36,8 @@ import java.util.Map;
  * phase and the forwarder: scans every request's headers (except the provider's own auth headers) and
  * passes its body through the {@link StreamingRedactor} of the policy's {@code redaction} settings —
  * after undoing {@code gzip} / {@code deflate} (capped at {@code limits.max_inspected_body}) — and hands
- * the forwarder the result with its framing: bodies up to {@code limits.max_buffered_body} are held
+ * the forwarder the result with its framing (the trailer fields of a chunked body are scanned as header
+ * fields are): bodies up to {@code limits.max_buffered_body} are held
  * whole and sent with a {@code Content-Length} (byte-identical when nothing changed), larger ones
  * stream; binary bodies are never rewritten ({@code redaction.binary}). See {@link InspectedBody}.
  * A SigV4-signed request cannot be changed, so a match there blocks unless the action is
@@ -59,6 +60,10 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
     private final CleanValues clean;
     private InspectedBody body;
     private boolean dropping;
+    /** For the trailer fields of the body in progress: the header scan's action, its block reason, the record. */
+    private RedactionAction trailerAction;
+    private Reason trailerBlockReason;
+    private AuditEvent bodyAudit;
 
     RedactionPhase(boolean enabled) {
         this(enabled, new CleanValues());
@@ -150,7 +155,9 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         }
         BodyDecoding.Coding coding;
         try {
-            coding = BodyDecoding.parse(headers.get(HttpHeaderNames.CONTENT_ENCODING));
+            // every field line: two lines of one coding each are a list of two codings (RFC 9110 section 5.3)
+            List<String> codings = headers.getAll(HttpHeaderNames.CONTENT_ENCODING);
+            coding = BodyDecoding.parse(codings.isEmpty() ? null : String.join(", ", codings));
         } catch (UnsupportedContentEncodingException e) {
             refuse(ctx, request, Decision.deny(Reason.UNSUPPORTED_ENCODING, BuiltinRules.REDACTION_ENCODING), e.getMessage());
             return;
@@ -173,6 +180,9 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
         // The head goes on with the body, once its framing is known (InspectedBody).
         body = InspectedBody.start(ctx, outgoing, bodyPlan, plan.blockReason(), coding, detectors, cap,
                 request.policy().limits().maxBufferedBodyBytes(), flags);
+        trailerAction = plan.action();
+        trailerBlockReason = plan.blockReason();
+        bodyAudit = audit;
     }
 
     /**
@@ -219,11 +229,41 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
             ctx.fireChannelRead(content);
             return;
         }
+        if (last && !((LastHttpContent) content).trailingHeaders().isEmpty() && !scanTrailers(ctx, (LastHttpContent) content)) {
+            return;
+        }
         InspectedBody.Progress progress = body.onContent(ctx, content);
         if (progress != InspectedBody.Progress.MORE) {
             body = null;
             dropping = progress == InspectedBody.Progress.FAILED && !last;
         }
+    }
+
+    /**
+     * Scans the trailer fields of a chunked body (RFC 9112 section 7.1.2) as header fields are scanned:
+     * a finding is counted on the record; {@code redact} replaces the value in place, {@code block} ends
+     * the exchange (refused, or aborted when the head already went on). Returns false when it ended it.
+     */
+    private boolean scanTrailers(ChannelHandlerContext ctx, LastHttpContent content) {
+        HttpHeaders trailers = content.trailingHeaders();
+        List<Map.Entry<String, String>> entries = new ArrayList<>();
+        trailers.forEach(entries::add);
+        HeaderScanner.Result scanned = scanHeaders(entries);
+        if (scanned == null) {
+            return true;
+        }
+        scanned.findings().forEach(bodyAudit::addRedactions);
+        if (trailerAction == RedactionAction.BLOCK) {
+            body.refuse(ctx, content, Decision.deny(trailerBlockReason, BuiltinRules.REDACTION),
+                    "credential in a trailer field");
+            body = null;
+            return false;
+        }
+        if (trailerAction == RedactionAction.REDACT) {
+            trailers.clear();
+            scanned.headers().forEach(e -> trailers.add(e.getKey(), e.getValue()));
+        }
+        return true;
     }
 
     @Override

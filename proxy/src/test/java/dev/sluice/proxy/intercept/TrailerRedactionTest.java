@@ -25,10 +25,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Failing reproducers found by the breaker session (no fix here), on an intercepted host with
- * {@code redact: true}: a credential in a request's trailer field reaches the origin unchanged (the same
- * credential in a header field is redacted); a body with two {@code Content-Encoding: gzip} field lines
- * goes on unchanged instead of 415.
+ * Found by trying to break Sluice (2026-12-04), on an intercepted host with {@code redact: true}: a
+ * credential in a request's trailer field is redacted as one in a header field is; a body with two
+ * {@code Content-Encoding: gzip} field lines is a list of two codings, refused 415 like {@code gzip, gzip}.
  */
 class TrailerRedactionTest {
 
