@@ -66,6 +66,8 @@ final class H2Interception {
     static final String CODEC = "h2";
     /** Pipeline name of the stream multiplexer. */
     static final String MULTIPLEX = "h2-multiplex";
+    /** Pipeline name, in a stream's child pipeline, of the answer to a head the h2-to-HTTP conversion refuses. */
+    static final String HEAD_FAILURE = "h2-head-failure";
     /** Pipeline name of the connection's last handler (connection errors, idle timeout). */
     static final String CONNECTION = "h2-connection";
 
@@ -107,7 +109,9 @@ final class H2Interception {
         Http2Settings settings = Http2Settings.defaultSettings()
                 .maxConcurrentStreams(MAX_CONCURRENT_STREAMS)
                 .maxHeaderListSize(maxHeaderBytes);
-        Http2FrameCodec codec = new Builder(streamAudit, tunnelAudit, maxHeaderBytes)
+        // ids of the streams that got a child channel (so a request phase and a record of their own)
+        java.util.Set<Integer> opened = new java.util.HashSet<>();
+        Http2FrameCodec codec = new Builder(streamAudit, tunnelAudit, maxHeaderBytes, opened)
                 .initialSettings(settings)
                 .validateHeaders(true)
                 .decoderEnforceMaxRstFramesPerWindow(MAX_RST_FRAMES, RST_WINDOW_SECONDS)
@@ -119,7 +123,11 @@ final class H2Interception {
         pipeline.addAfter(CODEC, MULTIPLEX, new Http2MultiplexHandler(new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel ch) {
+                int id = ch.stream().id();
+                opened.add(id);
+                ch.closeFuture().addListener(f -> opened.remove(id));
                 ch.pipeline().addLast("h2-http", new Http2StreamFrameToHttpObjectCodec(true, true));
+                ch.pipeline().addLast(HEAD_FAILURE, new StreamHeadFailure(streamAudit));
                 ch.pipeline().addLast("h2-request", new StreamRequestHead());
                 phases.install(ch.pipeline(), "h2-request");
             }
@@ -132,11 +140,14 @@ final class H2Interception {
         private final Supplier<AuditEvent> streamAudit;
         private final AuditEvent tunnelAudit;
         private final int maxHeaderBytes;
+        private final java.util.Set<Integer> opened;
 
-        Builder(Supplier<AuditEvent> streamAudit, AuditEvent tunnelAudit, int maxHeaderBytes) {
+        Builder(Supplier<AuditEvent> streamAudit, AuditEvent tunnelAudit, int maxHeaderBytes,
+                java.util.Set<Integer> opened) {
             this.streamAudit = streamAudit;
             this.tunnelAudit = tunnelAudit;
             this.maxHeaderBytes = maxHeaderBytes;
+            this.opened = opened;
             server(true);
             gracefulShutdownTimeoutMillis(0);
         }
@@ -145,7 +156,7 @@ final class H2Interception {
         protected Http2FrameCodec build(Http2ConnectionDecoder decoder, Http2ConnectionEncoder encoder,
                                         Http2Settings initialSettings) {
             Codec codec = new Codec(encoder, decoder, initialSettings, decoupleCloseAndGoAway(), flushPreface(),
-                    streamAudit, tunnelAudit, maxHeaderBytes);
+                    streamAudit, tunnelAudit, maxHeaderBytes, opened);
             codec.gracefulShutdownTimeoutMillis(gracefulShutdownTimeoutMillis());
             return codec;
         }
@@ -160,15 +171,50 @@ final class H2Interception {
         private final Supplier<AuditEvent> streamAudit;
         private final AuditEvent tunnelAudit;
         private final int maxHeaderBytes;
+        private final java.util.Set<Integer> opened;
+        /** Streams refused before they got a child channel, already recorded (a later frame on one is not). */
+        private final java.util.Set<Integer> refusedUnopened = new java.util.HashSet<>();
         private boolean reported;
 
         Codec(Http2ConnectionEncoder encoder, Http2ConnectionDecoder decoder, Http2Settings settings,
               boolean decoupleCloseAndGoAway, boolean flushPreface, Supplier<AuditEvent> streamAudit,
-              AuditEvent tunnelAudit, int maxHeaderBytes) {
+              AuditEvent tunnelAudit, int maxHeaderBytes, java.util.Set<Integer> opened) {
             super(encoder, decoder, settings, decoupleCloseAndGoAway, flushPreface);
             this.streamAudit = streamAudit;
             this.tunnelAudit = tunnelAudit;
             this.maxHeaderBytes = maxHeaderBytes;
+            this.opened = opened;
+        }
+
+        /**
+         * A stream the codec resets with PROTOCOL_ERROR before it reached a request phase (a malformed
+         * header block, RFC 9113 section 8.1.1: a field name with upper case or a forbidden character, a
+         * connection-specific field, a repeated pseudo-header…) gets a record of its own: 400
+         * {@code malformed_request} in {@code decision}/{@code reason}, no HTTP answer (the client sees
+         * RST_STREAM), the error code in {@code error}. One per stream; nothing of the header block is
+         * copied into the record.
+         */
+        @Override
+        public void onError(ChannelHandlerContext ctx, boolean outbound, Throwable cause) {
+            Http2Exception embedded = io.netty.handler.codec.http2.Http2CodecUtil.getEmbeddedHttp2Exception(cause);
+            // a header list over the limit is answered 431 with its record (handleServerHeaderDecodeSizeError)
+            if (!outbound && embedded instanceof Http2Exception.StreamException streamException
+                    && !(embedded instanceof Http2Exception.HeaderListSizeException)) {
+                recordUnopened(streamException);
+            }
+            super.onError(ctx, outbound, cause);
+        }
+
+        private void recordUnopened(Http2Exception.StreamException streamException) {
+            int id = streamException.streamId();
+            if (streamException.error() == io.netty.handler.codec.http2.Http2Error.PROTOCOL_ERROR
+                    && !opened.contains(id) && refusedUnopened.size() < MAX_CONCURRENT_STREAMS * 10
+                    && refusedUnopened.add(id)) {
+                AuditEvent audit = streamAudit.get();
+                audit.decision(Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE))
+                        .error("h2 stream " + id + " reset with PROTOCOL_ERROR: malformed request header block");
+                audit.emit();
+            }
         }
 
         @Override
@@ -282,6 +328,48 @@ final class H2Interception {
                 }
             }
             ctx.fireChannelRead(msg);
+        }
+    }
+
+    /**
+     * A stream's head that Netty's HTTP/2-to-HTTP/1.1 conversion refuses ({@code HttpConversionUtil}: a
+     * {@code host} field that names another authority than {@code :authority}, RFC 9113 section 8.3.1,
+     * or another head it cannot convert) is answered on the stream, with its record, as the HTTP/1.1
+     * request phase answers the same head: 421 {@code host_mismatch} for the two authorities, else 400
+     * {@code malformed_request}; the stream then closes. Without this the conversion's exception reset
+     * the stream (CANCEL) and left no record.
+     */
+    static final class StreamHeadFailure extends ChannelInboundHandlerAdapter {
+        private final Supplier<AuditEvent> streamAudit;
+        private boolean headSeen;
+
+        StreamHeadFailure(Supplier<AuditEvent> streamAudit) {
+            this.streamAudit = streamAudit;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof HttpRequest) {
+                headSeen = true;
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (headSeen || !(cause instanceof io.netty.handler.codec.DecoderException)) {
+                ctx.fireExceptionCaught(cause);
+                return;
+            }
+            headSeen = true;
+            Throwable why = cause.getCause() == null ? cause : cause.getCause();
+            boolean authorities = why.getMessage() != null && why.getMessage().contains("':authority' and 'host'");
+            Decision denial = authorities ? Decision.deny(Reason.HOST_MISMATCH, BuiltinRules.INTERCEPT_HOST)
+                    : Decision.deny(Reason.MALFORMED_REQUEST, BuiltinRules.HTTP_PARSE);
+            dev.sluice.proxy.http.Refusals.refuse(ctx, streamAudit.get(), denial,
+                    authorities ? "h2 stream: host names another authority than :authority"
+                            : "h2 stream: request head not convertible to HTTP/1.1",
+                    null, dev.sluice.proxy.http.Refusals.Ending.CLOSE, java.time.Duration.ZERO);
         }
     }
 }

@@ -28,10 +28,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Failing reproducer found by the breaker session (no fix here): an HTTP/2 stream on an intercepted
- * host whose {@code host} field names another host than its {@code :authority} is reset (RST_STREAM
- * CANCEL) with no record of its own, where the same request over HTTP/1.1 gets 421 {@code host_mismatch}
- * and its record ("every refusal has a status, a short reason and an audit record").
+ * Found by trying to break Sluice (2026-12-04): an HTTP/2 stream on an intercepted host that is refused
+ * before it reaches a request phase gets its own record, as an HTTP/1.1 request does ("every refusal has
+ * a status, a short reason and an audit record"): a {@code host} field naming another host than its
+ * {@code :authority} is answered 421 {@code host_mismatch}; a header block the codec refuses is reset
+ * with PROTOCOL_ERROR and recorded as {@code malformed_request}.
  */
 class H2HostMismatchRecordTest {
 
@@ -107,5 +108,35 @@ class H2HostMismatchRecordTest {
         }
         List<?> served = origin.server().getAllServeEvents();
         assertThat(served).isEmpty();
+    }
+    /**
+     * A header block the codec itself refuses (an upper-case field name, RFC 9113 section 8.2.1) never
+     * reaches a request phase: the stream is reset with PROTOCOL_ERROR, and still gets one record of its
+     * own that says so, without the field's value.
+     */
+    @Test
+    void anH2StreamWithAMalformedHeaderBlockIsResetWithItsOwnRecord() throws Exception {
+        try (Socket tunnel = connectTunnel(sluice, origin.httpsPort());
+             SSLSocket tls = h2Over(sluice, tunnel, origin.httpsPort())) {
+            OutputStream out = tls.getOutputStream();
+            out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.write(frame(0x4, 0, 0, new byte[0])); // SETTINGS
+            ByteArrayOutputStream block = new ByteArrayOutputStream();
+            literal(block, ":method", "GET");
+            literal(block, ":scheme", "https");
+            literal(block, ":path", "/h2-upper-case");
+            literal(block, ":authority", HOST + ":" + origin.httpsPort());
+            literal(block, "X-Secret-Note", "value-never-recorded");
+            out.write(frame(0x1, 0x5, 1, block.toByteArray())); // HEADERS, END_STREAM | END_HEADERS
+            out.flush();
+            JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                    .filter(r -> !"CONNECT".equals(r.path("http.request.method").asText())).findFirst()
+                    .orElse(null), r -> r != null);
+            assertThat(record.path("decision").asText()).isEqualTo("deny");
+            assertThat(record.path("reason").asText()).isEqualTo("malformed_request");
+            assertThat(record.path("error").asText()).contains("PROTOCOL_ERROR");
+            assertThat(record.toString()).doesNotContain("value-never-recorded");
+        }
+        assertThat(origin.server().getAllServeEvents()).isEmpty();
     }
 }
