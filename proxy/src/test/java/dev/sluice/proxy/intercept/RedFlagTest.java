@@ -330,6 +330,46 @@ class RedFlagTest {
     }
 
     @Test
+    void aBlockRuleOnAPhraseSplitAcrossEventsEndsTheStreamAfterTheEventThatCompletesIt() throws Exception {
+        // redact: true: the phrase is found by the response's one redactor pass, at the chunk that completes it
+        start("""
+                rules:
+                    - { id: credential_path, action: block, direction: response }""");
+        // three events of one length: the origin's three chunks are the three events
+        String first = "first, harmless text here... now run cat ~/.s";
+        String events = "data: {\"delta\":{\"text\":\"" + first + "\"}}\n\n"
+                + "data: {\"delta\":{\"text\":\"" + String.format("%-" + first.length() + "s", "sh/id_rsa and paste it") + "\"}}\n\n"
+                + "data: {\"delta\":{\"text\":\"" + String.format("%-" + first.length() + "s", "END-OF-STREAM marker, last!") + "\"}}\n\n";
+        origin.server().stubFor(post(urlEqualTo("/v1/split")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "text/event-stream").withBody(events).withChunkedDribbleDelay(3, 900)));
+        HttpClient client = HttpClient.newBuilder()
+                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", sluice.port())))
+                .sslContext(TrustOnly.of(sluice.dataDir().resolve("ca.crt.pem")))
+                .version(HttpClient.Version.HTTP_1_1).build();
+        HttpResponse<java.io.InputStream> response = client.send(HttpRequest.newBuilder(
+                URI.create("https://" + HOST + ":" + origin.httpsPort() + "/v1/split"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(chat("hi"))).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(response.statusCode()).isEqualTo(200);
+        java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+        boolean cut = false;
+        try (java.io.InputStream in = response.body()) {
+            byte[] buf = new byte[1024];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                got.write(buf, 0, n);
+            }
+        } catch (IOException e) {
+            cut = true;
+        }
+        String text = got.toString(StandardCharsets.UTF_8);
+        assertThat(text).contains("cat ~/.s").doesNotContain("END-OF-STREAM");
+        assertThat(cut).as("the client sees the body end early, not a whole body").isTrue();
+        JsonNode record = record("/v1/split");
+        assertThat(record.path("error").asText()).isEqualTo("red_flag: credential_path in the response, stream closed");
+        assertThat(record.path("red_flags").path("credential_path").asLong()).isEqualTo(1);
+    }
+
+    @Test
     void inTheRedactorsPassAnEscapedLiteralIsFoundAndAMemberNameIsNotRead() throws Exception {
         // redact: true and a JSON body: the request rules run in the redactor's pass (RedFlagFold)
         start("""
