@@ -33,7 +33,7 @@ import java.util.Set;
  *   <li>{@code oneRead} (the proxy's {@code intercept.ResponseRead}, its logic repeated here): one
  *       {@link UsageScanner}; the text values, joined, through one plain-text report redactor carrying the
  *       red flags as tap keywords ({@link RedFlagFold#textBody}, {@link StreamingRedactor#settleTap} at each
- *       chunk), the other string values as {@code name: value} lines through a second plain-text redactor.</li>
+ *       chunk), the other string values as {@code "name": "value"} lines through a second plain-text redactor.</li>
  * </ul>
  * The response: about 1 MiB of Anthropic {@code content_block_delta} events, each a delta of 3 to 24
  * characters of the prompt text of {@link RedactionBenchmark}, fed in chunks of
@@ -175,11 +175,13 @@ public final class ResponsePassCpu {
                 textBytes.add(value);
             } else {
                 if (field != null) {
+                    otherBytes.add("\"");
                     otherBytes.add(field);
-                    otherBytes.add(": ");
+                    otherBytes.add("\": ");
                 }
+                otherBytes.add("\"");
                 otherBytes.add(value);
-                otherBytes.add("\n");
+                otherBytes.add("\"\n");
             }
         });
         long flagged = 0;

@@ -47,8 +47,9 @@ import org.jspecify.annotations.Nullable;
  *       {@link StreamingRedactor} in report mode that carries the credential detectors and, as tap
  *       keywords ({@link RedFlagFold}), the response red-flag rules: a credential or a red-flag phrase
  *       split across events is found in that one pass (the redactor's carry-over spans chunks and events);</li>
- *   <li>every other string value, as a line {@code name: value} (its member name, when it has one), goes to a
- *       second plain-text redactor with the credential detectors only (nothing is read twice).</li>
+ *   <li>every other string value, as a line {@code "name": "value"} (its member name, when it has one;
+ *       the value decoded), goes to a second plain-text redactor with the credential detectors only
+ *       (nothing is read twice).</li>
  * </ul>
  * The decoded text of one network chunk is fed at the chunk's end, and the red flags it completes are
  * acted on then ({@link StreamingRedactor#settleTap}): a {@code block} rule's match makes
@@ -205,12 +206,16 @@ final class ResponseRead implements ForwardRequest.ResponseScan {
                     found(scan.feed(value));
                 }
             } else if (others != null) {
+                // as the JSON had it, one member a line: detectors that read a key and its quoted value
+                // (a Docker config's "auth": "...") read it here
                 if (field != null) {
+                    otherBytes.add("\"");
                     otherBytes.add(field);
-                    otherBytes.add(": ");
+                    otherBytes.add("\": ");
                 }
+                otherBytes.add("\"");
                 otherBytes.add(value);
-                otherBytes.add("\n");
+                otherBytes.add("\"\n");
                 if (otherBytes.length >= FEED_BYTES) {
                     feed(others, otherBytes);
                 }

@@ -412,6 +412,27 @@ class RedactionTest {
         assertThat(record.path("llm.usage.output_tokens").asLong()).as("usage from the same read").isEqualTo(12);
     }
 
+    @Test
+    void aJsonResponsesCredentialsAreCountedInTheTextAndInTheOtherValuesWithTheirKeys() throws Exception {
+        start("action: redact", "max_header_bytes: 32768");
+        String key = anthropicKey();
+        // a Docker config's auths entry is known by its key and quoted value; the generated text holds a key
+        String auth = java.util.Base64.getEncoder().encodeToString("deploy:Sup3rS3cretPw9xQ".getBytes(StandardCharsets.UTF_8));
+        String body = "{\"auths\":{\"registry.example.com\":{\"auth\":\"" + auth + "\"}},"
+                + "\"content\":[{\"type\":\"text\",\"text\":\"use " + key + " here\"}],"
+                + "\"usage\":{\"input_tokens\":3,\"output_tokens\":5}}";
+        origin.server().stubFor(get(urlEqualTo("/json")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "application/json").withBody(body)));
+        HttpResponse<String> response = client().send(HttpRequest.newBuilder(URI.create(
+                "https://" + HOST + ":" + origin.httpsPort() + "/json")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.body()).isEqualTo(body);
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.path("url.path").asText().equals("/json")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("redactions").path("response.docker-config-auth").asLong()).as(record.toString()).isEqualTo(1);
+        assertThat(record.path("redactions").path("response.anthropic-api-key").asLong()).as(record.toString()).isEqualTo(1);
+        assertThat(record.path("llm.usage.input_tokens").asLong()).isEqualTo(3);
+    }
+
     private HttpClient client() throws Exception {
         return HttpClient.newBuilder()
                 .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", sluice.port())))
