@@ -9,16 +9,10 @@ import dev.sluice.proxy.exchange.ForwardRequest;
 import dev.sluice.rules.decision.BuiltinRules;
 import dev.sluice.rules.decision.Decision;
 import dev.sluice.rules.decision.Reason;
-import dev.sluice.rules.llm.UsageScanner;
 import dev.sluice.rules.policy.Extension;
 import dev.sluice.rules.policy.Limits;
-import dev.sluice.rules.redact.BodyDecoding;
-import dev.sluice.rules.redact.UnsupportedContentEncodingException;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpResponse;
 
 /**
  * The LLM phase of an intercepted tunnel, between the request phase and the redaction phase.
@@ -30,7 +24,8 @@ import io.netty.handler.codec.http.HttpResponse;
  *
  * <p>Responses: every JSON or {@code text/event-stream} response is read as it is relayed, after undoing
  * {@code gzip} / {@code deflate} (at most {@code limits.max_inspected_body} decoded bytes are read), by a
- * {@link UsageScanner}; when the body ends, the model goes to {@code llm.model}, the token counts to
+ * {@link dev.sluice.rules.llm.UsageScanner} (in the response's one reader, {@link ResponseRead}, which the
+ * redaction and red-flag phases share); when the body ends, the model goes to {@code llm.model}, the token counts to
  * {@code llm.usage.input_tokens} / {@code output_tokens}, to {@code sluice_llm_tokens_total
  * {extension,host,kind}} and to the extension's token account. Nothing of the response is held or
  * changed. A response that breaks off before its end is not counted.
@@ -60,79 +55,12 @@ final class LlmPhase extends ChannelInboundHandlerAdapter {
                     "token budget spent: " + limits.tokenBudget() + " tokens per " + limits.tokenBudgetWindow()));
             return;
         }
-        ctx.fireChannelRead(request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
-                new UsageRead(context, extension, request.target().target().host(),
-                        limits.maxInspectedBodyBytes(), limits.tokenBudgetWindow()))));
+        ctx.fireChannelRead(ResponseRead.of(ctx.channel(), request,
+                read -> read.usage(context, request.target().target().host(), limits.tokenBudgetWindow())));
     }
 
     private static String extension(AuditEvent audit) {
         String name = audit.extensionOrNull();
         return name == null ? Extension.UNIDENTIFIED : name;
-    }
-
-    /** Reads one response's model and usage as it streams; reports when the body ends. */
-    private static final class UsageRead implements ForwardRequest.ResponseScan {
-        private final ProxyContext context;
-        private final String extension;
-        private final String host;
-        private final long maxDecodedBytes;
-        private final java.time.Duration tokenWindow;
-        private UsageScanner scanner;
-        private DecodedFeed body;
-
-        UsageRead(ProxyContext context, String extension, String host, long maxDecodedBytes,
-                  java.time.Duration tokenWindow) {
-            this.context = context;
-            this.tokenWindow = tokenWindow;
-            this.extension = extension;
-            this.host = host;
-            this.maxDecodedBytes = maxDecodedBytes;
-        }
-
-        @Override
-        public void onHead(HttpResponse head) {
-            scanner = UsageScanner.forContentType(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
-            if (scanner == null) {
-                return;
-            }
-            try {
-                body = new DecodedFeed(BodyDecoding.decoder(BodyDecoding.parse(
-                        head.headers().get(HttpHeaderNames.CONTENT_ENCODING)), maxDecodedBytes), scanner::feed);
-            } catch (UnsupportedContentEncodingException e) {
-                scanner = null;
-            }
-        }
-
-        @Override
-        public void onContent(ByteBuf content, boolean last, AuditEvent audit) {
-            if (scanner == null) {
-                return;
-            }
-            body.feed(content);
-            if (!last) {
-                return;
-            }
-            body.finish();
-            scanner.finish();
-            report(audit);
-            scanner = null;
-            body = null;
-        }
-
-        private void report(AuditEvent audit) {
-            if (scanner.model() != null) {
-                audit.llmModel(scanner.model());
-            }
-            if (!scanner.hasUsage()) {
-                return;
-            }
-            long in = Math.max(0, scanner.inputTokens());
-            long out = Math.max(0, scanner.outputTokens());
-            audit.addLlmUsage(in, out);
-            context.metrics().llmTokens(extension, host, in, out);
-            if (in + out > 0) {
-                context.budgets().tokenAccount(extension, tokenWindow).add(in + out);
-            }
-        }
     }
 }

@@ -27,7 +27,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.List;
@@ -53,9 +52,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Responses (JSON or {@code text/event-stream}): the text values of each body or event ({@code text},
  * {@code content}, {@code delta}, {@code arguments}, {@code partial_json}, {@code thinking},
  * {@code refusal}) go through the response rules, joined without a separator, so a match split across
- * events is found. A {@code block} rule matching there ends the stream after the chunk that held the
- * match (the forwarder closes the connection; the record says {@code error: red_flag: <id> in the
- * response, stream closed}).
+ * events is found: in the response's one reader ({@link ResponseRead}), in the same redactor pass as the
+ * response's credential scan where the host has {@code redact: true}. A {@code block} rule matching there
+ * ends the stream after the chunk that held the match (the forwarder closes the connection; the record
+ * says {@code error: red_flag: <id> in the response, stream closed}).
  *
  * <p>Every match: {@code AuditEvent.addRedFlag(rule)} and {@code sluice_red_flags_total{extension,rule}},
  * at most once per rule and body.
@@ -65,15 +65,12 @@ import org.jspecify.annotations.Nullable;
  * detectors on the decoded string around each hit) and this phase only takes what they flagged, chunk by
  * chunk, with the same answers; it decodes and reads the body itself (a second pass, {@link RedFlagScan}
  * over the JSON reader's string values) where the redactor does not read it (redaction off for the host, a
- * body that is not JSON, a rule that cannot be folded) and for every response.
+ * body that is not JSON, a rule that cannot be folded).
  */
 final class RedFlagPhase extends ChannelInboundHandlerAdapter {
 
     /** Pipeline name. */
     static final String NAME = HttpPipeline.RED_FLAGS;
-
-    private static final Set<String> TEXT_FIELDS = Set.of("text", "content", "delta", "arguments", "partial_json",
-            "thinking", "refusal");
 
     private final ProxyContext context;
 
@@ -130,16 +127,14 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         Supplier<Set<String>> references = folded != null ? folded.flags()::references : requestScan::references;
         String extension = extension(request.audit());
         ForwardRequest outgoing = responseRules.isEmpty() ? request
-                : request.withResponseScan(ForwardRequest.ResponseScan.both(request.responseScan(),
-                        new ResponseFlags(context, extension, responseRules, references,
-                                request.policy().limits().maxInspectedBodyBytes())));
+                : ResponseRead.of(ctx.channel(), request, read -> read.redFlags(context, settings, responseRules, references));
         HttpHeaders headers = request.request().headers();
         boolean hasBody = HttpUtil.isTransferEncodingChunked(request.request())
                 || HttpUtil.getContentLength(request.request(), 0L) > 0;
         BodyRead read = !hasBody || !requestScan.active() ? null
                 : folded != null ? BodyRead.folded(folded.flags())
                 : BodyRead.start(headers.get(HttpHeaderNames.CONTENT_TYPE), headers.get(HttpHeaderNames.CONTENT_ENCODING),
-                        request.policy().limits().maxInspectedBodyBytes(), requestScan, null);
+                        request.policy().limits().maxInspectedBodyBytes(), requestScan);
         if (read == null) {
             ctx.fireChannelRead(outgoing);
             return;
@@ -296,11 +291,10 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
         }
 
         /**
-         * Returns the read of a JSON or event-stream body, or null when the body is of another type or
-         * coding (nothing is read then). {@code textFields}: the fields whose strings are read, or null for all.
+         * Returns the read of a JSON or event-stream body (its every string value), or null when the body
+         * is of another type or coding (nothing is read then).
          */
-        static BodyRead start(String contentType, String contentEncoding, long maxDecodedBytes, RedFlagScan scan,
-                              Set<String> textFields) {
+        static BodyRead start(String contentType, String contentEncoding, long maxDecodedBytes, RedFlagScan scan) {
             UsageScanner reader = UsageScanner.forContentType(contentType);
             if (reader == null) {
                 return null;
@@ -313,12 +307,7 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
             }
             BodyRead read = new BodyRead(reader, decoder);
             read.scan = scan;
-            reader.onStrings((field, value) -> {
-                if (textFields != null && (field == null || !textFields.contains(field))) {
-                    return;
-                }
-                read.found(scan.feed(value));
-            });
+            reader.onStrings((field, value) -> read.found(scan.feed(value)));
             return read;
         }
 
@@ -346,58 +335,6 @@ final class RedFlagPhase extends ChannelInboundHandlerAdapter {
             }
             // what this chunk gathered is scanned now, so that a match is acted on at this chunk
             found(scan.flush());
-        }
-    }
-
-    /** The response rules, over the response as it streams. */
-    private static final class ResponseFlags implements ForwardRequest.ResponseScan {
-        private final ProxyContext context;
-        private final String extension;
-        private final List<RedFlagRule> rules;
-        private final Supplier<Set<String>> requestReferences;
-        private final long maxDecodedBytes;
-        private BodyRead read;
-        private String stop;
-
-        ResponseFlags(ProxyContext context, String extension, List<RedFlagRule> rules,
-                      Supplier<Set<String>> requestReferences, long maxDecodedBytes) {
-            this.context = context;
-            this.extension = extension;
-            this.rules = rules;
-            this.requestReferences = requestReferences;
-            this.maxDecodedBytes = maxDecodedBytes;
-        }
-
-        @Override
-        public void onHead(HttpResponse head) {
-            RedFlagScan scan = new RedFlagScan(rules, null, requestReferences.get(), "");
-            read = BodyRead.start(head.headers().get(HttpHeaderNames.CONTENT_TYPE),
-                    head.headers().get(HttpHeaderNames.CONTENT_ENCODING), maxDecodedBytes, scan, TEXT_FIELDS);
-        }
-
-        @Override
-        public void onContent(ByteBuf content, boolean last, AuditEvent audit) {
-            if (read == null) {
-                return;
-            }
-            if (read.sink == null) {
-                read.sink = rule -> {
-                    audit.addRedFlag(rule.id());
-                    context.metrics().redFlag(extension, rule.id());
-                };
-            }
-            read.feed(content, last);
-            if (read.blocking != null && stop == null) {
-                stop = "red_flag: " + read.blocking.id() + " in the response, stream closed";
-            }
-            if (last) {
-                read = null;
-            }
-        }
-
-        @Override
-        public String stopReason() {
-            return stop;
         }
     }
 }

@@ -9,22 +9,17 @@ import dev.sluice.rules.decision.Reason;
 import dev.sluice.rules.decision.SigV4;
 import dev.sluice.rules.policy.RedactionSettings;
 import dev.sluice.rules.redact.BodyDecoding;
-import dev.sluice.rules.redact.BodyFormat;
 import dev.sluice.rules.redact.BodyPlan;
 import dev.sluice.rules.redact.DetectorSet;
 import dev.sluice.rules.redflag.RedFlagFold;
-import dev.sluice.rules.redact.BodyTooLargeException;
 import dev.sluice.rules.redact.HeaderScanner;
 import dev.sluice.rules.redact.RedactionAction;
-import dev.sluice.rules.redact.StreamingRedactor;
 import dev.sluice.rules.redact.UnsupportedContentEncodingException;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.ArrayList;
@@ -34,7 +29,7 @@ import java.util.Map;
 /**
  * The redaction phase of an intercepted tunnel to a host with {@code redact: true}, between the request
  * phase and the forwarder: scans every request's headers (except the provider's own auth headers) and
- * passes its body through the {@link StreamingRedactor} of the policy's {@code redaction} settings —
+ * passes its body through the {@link dev.sluice.rules.redact.StreamingRedactor} of the policy's {@code redaction} settings —
  * after undoing {@code gzip} / {@code deflate} (capped at {@code limits.max_inspected_body}) — and hands
  * the forwarder the result with its framing (the trailer fields of a chunked body are scanned as header
  * fields are): bodies up to {@code limits.max_buffered_body} are held
@@ -42,7 +37,9 @@ import java.util.Map;
  * stream; binary bodies are never rewritten ({@code redaction.binary}). See {@link InspectedBody}.
  * A SigV4-signed request cannot be changed, so a match there blocks unless the action is
  * {@code report}. Responses of JSON and {@code text/event-stream} types are scanned in report mode as
- * they stream; what is found there is counted under {@code response.<detector-id>}.
+ * they stream, on their decoded text, by the response's one reader ({@link ResponseRead}, which also
+ * runs the response red flags in the same redactor pass); what is found there is counted under
+ * {@code response.<detector-id>}.
  *
  * <p>Answers (through the forwarder): 403 {@code credential_detected} / {@code signed_body} (block),
  * 413 {@code body_too_large}, 415 {@code unsupported_encoding}, 400 {@code malformed_request} for a body
@@ -147,8 +144,7 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
 
         boolean hasBody = HttpUtil.isTransferEncodingChunked(request.request())
                 || HttpUtil.getContentLength(request.request(), 0L) > 0;
-        ForwardRequest outgoing = request.withResponseScan(
-                ForwardRequest.ResponseScan.both(request.responseScan(), new ResponseReport(settings)));
+        ForwardRequest outgoing = ResponseRead.of(ctx.channel(), request, read -> read.credentials(settings.detectors()));
         if (!hasBody) {
             ctx.fireChannelRead(outgoing);
             return;
@@ -285,45 +281,5 @@ final class RedactionPhase extends ChannelInboundHandlerAdapter {
 
     private void refuse(ChannelHandlerContext ctx, ForwardRequest request, Decision decision, String detail) {
         ctx.fireChannelRead(new ExchangeControl.Refuse(request, decision, detail));
-    }
-
-    /** Report-mode scan of JSON and event-stream responses: counts credentials seen coming back. */
-    private static final class ResponseReport implements ForwardRequest.ResponseScan {
-        private final RedactionSettings settings;
-        private StreamingRedactor scan;
-
-        ResponseReport(RedactionSettings settings) {
-            this.settings = settings;
-        }
-
-        @Override
-        public void onHead(HttpResponse head) {
-            String type = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
-            boolean encoded = head.headers().contains(HttpHeaderNames.CONTENT_ENCODING)
-                    && !"identity".equalsIgnoreCase(head.headers().get(HttpHeaderNames.CONTENT_ENCODING));
-            scan = !encoded && BodyFormat.forContentType(type) == BodyFormat.JSON
-                    ? settings.detectors().newRedactor(BodyFormat.JSON, RedactionAction.REPORT, Long.MAX_VALUE)
-                    : null;
-        }
-
-        @Override
-        public void onContent(ByteBuf content, boolean last, AuditEvent audit) {
-            if (scan == null) {
-                return;
-            }
-            try {
-                if (content.isReadable()) {
-                    scan.feed(content.nioBuffer());
-                }
-            } catch (BodyTooLargeException e) {
-                scan = null;
-                return;
-            }
-            if (last) {
-                scan.finish();
-                scan.findings().forEach((id, n) -> audit.addRedactions("response." + id, n));
-                scan = null;
-            }
-        }
     }
 }

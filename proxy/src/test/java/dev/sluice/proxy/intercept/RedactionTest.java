@@ -363,8 +363,10 @@ class RedactionTest {
         start("action: redact", "max_header_bytes: 32768");
         String key = anthropicKey();
         StringBuilder events = new StringBuilder();
+        // the deltas are read as one text, as the model wrote it: each ends with a space (a key directly
+        // followed by the next delta's letters would be no key in that text)
         for (int i = 0; i < 5; i++) {
-            events.append("data: {\"delta\":\"part ").append(i).append(i == 2 ? " " + key : "").append("\"}\n\n");
+            events.append("data: {\"delta\":\"part ").append(i).append(i == 2 ? " " + key : "").append(" \"}\n\n");
         }
         origin.server().stubFor(get(urlEqualTo("/sse")).willReturn(aResponse().withStatus(200)
                 .withHeader("Content-Type", "text/event-stream")
@@ -383,6 +385,52 @@ class RedactionTest {
         JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
                 .filter(r -> r.path("url.path").asText().equals("/sse")).findFirst().orElse(null), r -> r != null);
         assertThat(record.path("redactions").path("response.anthropic-api-key").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void aCredentialSplitAcrossTwoSseEventsOfTheResponseIsCountedOnceAndOtherValuesAreStillRead() throws Exception {
+        start("action: redact", "max_header_bytes: 32768");
+        String key = anthropicKey();
+        String other = anthropicKey();
+        // the model writes the key across two events (as a streamed answer does, a token at a time); another
+        // key sits in a value that is no text (an id), read on its own
+        String events = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\","
+                + "\"text\":\"your key is " + key.substring(0, 40) + "\"}}\n\n"
+                + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\","
+                + "\"text\":\"" + key.substring(40) + " ok\"}}\n\n"
+                + "event: message_delta\ndata: {\"type\":\"message_delta\",\"id\":\"" + other + "\","
+                + "\"usage\":{\"output_tokens\":12}}\n\n";
+        origin.server().stubFor(get(urlEqualTo("/split")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "text/event-stream").withBody(events).withChunkedDribbleDelay(3, 300)));
+        HttpResponse<String> response = client().send(HttpRequest.newBuilder(URI.create(
+                "https://" + HOST + ":" + origin.httpsPort() + "/split")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.body()).as("the response is relayed as it came").isEqualTo(events);
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.path("url.path").asText().equals("/split")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("redactions").path("response.anthropic-api-key").asLong()).as(record.toString())
+                .isEqualTo(2);
+        assertThat(record.path("llm.usage.output_tokens").asLong()).as("usage from the same read").isEqualTo(12);
+    }
+
+    @Test
+    void aJsonResponsesCredentialsAreCountedInTheTextAndInTheOtherValuesWithTheirKeys() throws Exception {
+        start("action: redact", "max_header_bytes: 32768");
+        String key = anthropicKey();
+        // a Docker config's auths entry is known by its key and quoted value; the generated text holds a key
+        String auth = java.util.Base64.getEncoder().encodeToString("deploy:Sup3rS3cretPw9xQ".getBytes(StandardCharsets.UTF_8));
+        String body = "{\"auths\":{\"registry.example.com\":{\"auth\":\"" + auth + "\"}},"
+                + "\"content\":[{\"type\":\"text\",\"text\":\"use " + key + " here\"}],"
+                + "\"usage\":{\"input_tokens\":3,\"output_tokens\":5}}";
+        origin.server().stubFor(get(urlEqualTo("/json")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "application/json").withBody(body)));
+        HttpResponse<String> response = client().send(HttpRequest.newBuilder(URI.create(
+                "https://" + HOST + ":" + origin.httpsPort() + "/json")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.body()).isEqualTo(body);
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.path("url.path").asText().equals("/json")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("redactions").path("response.docker-config-auth").asLong()).as(record.toString()).isEqualTo(1);
+        assertThat(record.path("redactions").path("response.anthropic-api-key").asLong()).as(record.toString()).isEqualTo(1);
+        assertThat(record.path("llm.usage.input_tokens").asLong()).isEqualTo(3);
     }
 
     private HttpClient client() throws Exception {

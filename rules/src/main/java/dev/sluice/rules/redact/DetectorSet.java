@@ -178,7 +178,7 @@ public final class DetectorSet {
     /**
      * Returns this set with {@code tap} added to its keyword scan: a redactor started with a
      * {@link KeywordTap} ({@link #newRedactor(BodyFormat, RedactionAction, long, KeywordTap)}) reports
-     * them, in JSON bodies, with the decoded string around each; detection and redaction are unchanged.
+     * them with the decoded text around each; detection and redaction are unchanged.
      * The sets built are kept (the {@value #MAX_TAPPED} most recently used taps), so calling this per request
      * is cheap once a set has been built for its tap. Building one compiles a keyword scan (a few hundred
      * milliseconds for the built-in detectors), so the policy loader asks for its tap when it compiles a
@@ -262,7 +262,8 @@ public final class DetectorSet {
 
     /**
      * As {@link #newRedactor(BodyFormat, RedactionAction, long)}, reporting this set's {@link #tap()}
-     * keywords to {@code tap} (in {@link BodyFormat#JSON} bodies; a plain-text body reports none).
+     * keywords to {@code tap}: in a {@link BodyFormat#JSON} body with the decoded JSON string around each
+     * hit, in a {@link BodyFormat#PLAIN} one (a response's decoded text) with the text around it.
      */
     public StreamingRedactor newRedactor(BodyFormat format, RedactionAction action, long maxBodyBytes,
                                          @org.jspecify.annotations.Nullable KeywordTap tap) {

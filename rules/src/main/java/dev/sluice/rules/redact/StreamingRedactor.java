@@ -182,7 +182,7 @@ public final class StreamingRedactor {
         this(set, format, action, maxBodyBytes, depth, null);
     }
 
-    /** As above, reporting the set's tap keywords to {@code tap} (JSON only; null for none). */
+    /** As above, reporting the set's tap keywords to {@code tap} (null for none). */
     StreamingRedactor(DetectorSet set, BodyFormat format, RedactionAction action, long maxBodyBytes, int depth,
                       KeywordTap tap) {
         Objects.requireNonNull(set, "set");
@@ -234,7 +234,7 @@ public final class StreamingRedactor {
         this.keywordWordStartOnly = set.keywordWordStartOnly;
         this.keywordPrechecked = set.keywordPrechecked;
         this.tapOf = set.tapOf;
-        this.tap = tap != null && json && depth == 0 && !set.tap().isEmpty() ? new TapReader(this, set.tap(), tap) : null;
+        this.tap = tap != null && depth == 0 && !set.tap().isEmpty() ? new TapReader(this, set.tap(), tap, json) : null;
         this.keywordBackslash = new boolean[prefilter.keywords().size()];
         for (int k = 0; k < detectorKeywords; k++) {
             keywordBackslash[k] = prefilter.keywords().get(k).charAt(0) == '\\';
@@ -315,6 +315,31 @@ public final class StreamingRedactor {
         produce = action != RedactionAction.REPORT;
         step(true);
         return action == RedactionAction.REPORT ? EMPTY : release.take();
+    }
+
+    /**
+     * Hands the {@link KeywordTap} now the text around every tap keyword fed so far, as if the body ended
+     * here, without ending it: a hit whose text after it has not all arrived is read out with what there
+     * is, and read out again once it has (a tap that must act at a chunk's end, such as a response's
+     * red flag that closes the stream, calls this after feeding the chunk). The keyword starts the scan
+     * leaves for the next input (the last bytes, where a longer keyword may still be arriving) are looked
+     * at too. Detection, findings and release are unchanged. Nothing happens without a tap, or after
+     * {@link #finish()} or a failure.
+     */
+    public void settleTap() {
+        if (tap == null || finished || failed) {
+            return;
+        }
+        tap.beginSettle();
+        int from = (int) (scanned - rawBase);
+        if (from < rawLen) {
+            prefilter.scan(raw, from, rawLen, rawLen, (k, end) -> {
+                if (tapOf[k] >= 0) {
+                    tapHit(k, end - prefilter.keywordLength(k));
+                }
+            });
+        }
+        tap.endSettle(raw, rawLen, rawBase);
     }
 
     /** Answers whether a BLOCK-mode redactor has seen a credential (the caller answers 403). */
@@ -453,9 +478,9 @@ public final class StreamingRedactor {
         addHit(keyword, start, wordBefore, raw, start, limit, decisive, false);
     }
 
-    /** A tap keyword in the raw bytes at {@code start}: kept unless it begins inside an escape. */
+    /** A tap keyword in the raw bytes at {@code start}: kept unless it begins inside an escape (JSON). */
     private void tapHit(int keyword, int start) {
-        if (!(start >= 8 && noBackslashInSixBefore(start)) && escapeStart(start) != start) {
+        if (json && !(start >= 8 && noBackslashInSixBefore(start)) && escapeStart(start) != start) {
             return;
         }
         if (tap.wants(tapOf[keyword], raw, start, rawLen)) {

@@ -5,7 +5,7 @@ import java.util.Objects;
 /**
  * A keyword a {@link StreamingRedactor} reports to a {@link KeywordTap} besides redacting (the red-flag
  * rules' literals, see {@code dev.sluice.rules.redflag.RedFlagFold}): found by the redactor's own keyword
- * scan, in JSON bodies only, and handed over with the decoded text of the JSON string around it.
+ * scan and handed over with the decoded text around it (in a JSON body, of the JSON string around it).
  *
  * @param keyword lowercase printable ASCII, at least two bytes, without {@code "} or a backslash (matched
  *                with ASCII case folding, as detector keywords are)

@@ -5,10 +5,14 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The {@link KeywordTap} side of a JSON {@link StreamingRedactor}: the tap keyword hits the redactor's
+ * The {@link KeywordTap} side of a {@link StreamingRedactor}: the tap keyword hits the redactor's
  * keyword scan found, held until the text after them has arrived, then read out as the decoded JSON
  * string around them (see {@link KeywordTap#onString}). A hit inside a member name is dropped. The raw
  * bytes a pending hit needs are kept by the redactor ({@link #keepFrom}). Single-threaded, one per redactor.
+ *
+ * <p>A plain-text redactor (the decoded text of a response, {@link BodyFormat#PLAIN}) has no strings: the
+ * text read out around a group of hits is the bytes from {@code charsBefore} before the first to
+ * {@code charsAfter} after the last one's start, cut at what is held, with neither end a string's.
  *
  * <p>Around a hit the string's bounds are its nearest unescaped quotes (a keyword found by the raw scan is
  * taken to lie inside a string, which is where text is); without a backslash near the hit the raw bytes
@@ -22,6 +26,10 @@ final class TapReader {
     private final int[] before;
     private final int[] after;
     private final int maxBefore;
+    /** Whether the body is JSON (else plain text: raw bytes are the text). */
+    private final boolean json;
+    /** Raw bytes per decoded byte at most. */
+    private final int expansion;
     private final JsonWindow window = new JsonWindow();
 
     // pending hits: absolute raw offset of the keyword's start, tap keyword index
@@ -34,8 +42,10 @@ final class TapReader {
     private int[] groupKw = new int[16];
     private long[] groupRaw = new long[16];
 
-    TapReader(StreamingRedactor redactor, List<TapKeyword> keywords, KeywordTap tap) {
+    TapReader(StreamingRedactor redactor, List<TapKeyword> keywords, KeywordTap tap, boolean json) {
         this.redactor = redactor;
+        this.json = json;
+        this.expansion = json ? StreamingRedactor.JSON_EXPANSION : 1;
         this.tap = tap;
         this.before = keywords.stream().mapToInt(TapKeyword::charsBefore).toArray();
         this.after = keywords.stream().mapToInt(TapKeyword::charsAfter).toArray();
@@ -72,12 +82,43 @@ final class TapReader {
     /** The first absolute raw offset a pending hit may still read ({@code Long.MAX_VALUE} for none). */
     long keepFrom() {
         return hitCount == 0 ? Long.MAX_VALUE
-                : hitAt[0] - (long) StreamingRedactor.JSON_EXPANSION * (maxBefore + 2) - 8;
+                : hitAt[0] - (long) expansion * (maxBefore + 2) - 8;
     }
 
     /** Raw bytes a hit found at or after a position may read before it (keywords up to {@code maxKeyword} bytes). */
     long lookBehindBytes(int maxKeyword) {
-        return (long) StreamingRedactor.JSON_EXPANSION * (maxBefore + 2 + maxKeyword) + 8;
+        return (long) expansion * (maxBefore + 2 + maxKeyword) + 8;
+    }
+
+    // a provisional read (settle): the pending hits as they were before it
+    private long[] savedAt;
+    private int[] savedKw;
+    private int savedCount = -1;
+
+    /** Starts a provisional read: hits recorded until {@link #endSettle} are read out then and forgotten. */
+    void beginSettle() {
+        savedAt = Arrays.copyOf(hitAt, hitCount);
+        savedKw = Arrays.copyOf(hitKw, hitCount);
+        savedCount = hitCount;
+    }
+
+    /**
+     * Reads out every pending hit (those of {@link #beginSettle} and the ones recorded since) with the text
+     * that has arrived, as at the body's end, then puts the pending hits back as they were before
+     * {@link #beginSettle}: they are read out again once their text has arrived.
+     */
+    void endSettle(byte[] raw, int rawLen, long rawBase) {
+        resolve(raw, rawLen, rawBase, true);
+        if (hitAt.length < savedCount) {
+            hitAt = new long[savedAt.length];
+            hitKw = new int[savedAt.length];
+        }
+        System.arraycopy(savedAt, 0, hitAt, 0, savedCount);
+        System.arraycopy(savedKw, 0, hitKw, 0, savedCount);
+        hitCount = savedCount;
+        savedAt = null;
+        savedKw = null;
+        savedCount = -1;
     }
 
     // the bounds of the hit last examined (raw indexes) and whether they are the string's quotes
@@ -91,6 +132,10 @@ final class TapReader {
      * whose texts overlap in one string.
      */
     void resolve(byte[] raw, int rawLen, long rawBase, boolean finishing) {
+        if (!json) {
+            resolvePlain(raw, rawLen, rawBase, finishing);
+            return;
+        }
         int done = 0;
         while (done < hitCount) {
             int k = (int) (hitAt[done] - rawBase);
@@ -127,6 +172,48 @@ final class TapReader {
             if (!gEndQuote || !memberName(raw, rawLen, gEnd, finishing)) {
                 report(raw, rawLen, rawBase, gStart, gEnd, gStartQuote, gEndQuote, n, finishing);
             }
+        }
+        System.arraycopy(hitAt, done, hitAt, 0, hitCount - done);
+        System.arraycopy(hitKw, done, hitKw, 0, hitCount - done);
+        hitCount -= done;
+    }
+
+    /** {@link #resolve} for plain text: a hit waits for its {@code charsAfter} bytes, and groups join when they overlap. */
+    private void resolvePlain(byte[] raw, int rawLen, long rawBase, boolean finishing) {
+        int done = 0;
+        while (done < hitCount) {
+            int k = (int) (hitAt[done] - rawBase);
+            int kw = hitKw[done];
+            if (k + after[kw] > rawLen && !finishing) {
+                break;
+            }
+            int gStart = Math.max(0, k - before[kw]);
+            int gEnd = Math.min(rawLen, k + after[kw]);
+            int n = add(0, hitAt[done], kw);
+            int next = done + 1;
+            boolean waits = false;
+            while (next < hitCount && hitAt[next] - rawBase < gEnd) {
+                int k2 = (int) (hitAt[next] - rawBase);
+                int kw2 = hitKw[next];
+                if (k2 + after[kw2] > rawLen && !finishing) {
+                    waits = true;
+                    break;
+                }
+                gStart = Math.min(gStart, Math.max(0, k2 - before[kw2]));
+                gEnd = Math.max(gEnd, Math.min(rawLen, k2 + after[kw2]));
+                n = add(n, hitAt[next], kw2);
+                next++;
+            }
+            if (waits) {
+                break; // a hit of this group still waits: the whole group does
+            }
+            done = next;
+            int cutFrom = gStart;
+            int cutTo = gEnd;
+            for (int h = 0; h < n; h++) {
+                groupAt[h] = (int) (groupRaw[h] - rawBase);
+            }
+            deliver(raw, cutFrom, cutTo, rawLen, n, false, false);
         }
         System.arraycopy(hitAt, done, hitAt, 0, hitCount - done);
         System.arraycopy(hitKw, done, hitKw, 0, hitCount - done);
@@ -270,6 +357,14 @@ final class TapReader {
         }
         cutFrom = Math.max(0, cutFrom);
         cutTo = Math.min(len, Math.max(reach, last + 1));
+        deliver(w, cutFrom, cutTo, len, n, startQuote, endQuote);
+    }
+
+    /**
+     * Hands {@code w[cutFrom, cutTo)} (widened to whole UTF-8 characters within {@code w[0, len)}) to the
+     * tap, with the group's hits at {@link #groupAt} (indexes into {@code w}, turned into char indexes).
+     */
+    private void deliver(byte[] w, int cutFrom, int cutTo, int len, int n, boolean startQuote, boolean endQuote) {
         // whole UTF-8 characters only
         while (cutFrom > 0 && (w[cutFrom] & 0xC0) == 0x80) {
             cutFrom--;

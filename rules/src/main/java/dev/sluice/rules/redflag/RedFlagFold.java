@@ -179,7 +179,20 @@ public final class RedFlagFold {
      * @param requestReferences for a response: what the request held; empty otherwise
      */
     public Body body(List<RedFlagRule> rules, @Nullable RedFlagDetector collector, Set<String> requestReferences) {
-        return new Body(this, rules, collector, requestReferences);
+        return new Body(this, rules, collector, requestReferences, false);
+    }
+
+    /**
+     * Starts the red flags of one response's decoded text, read by a plain-text redactor
+     * ({@code BodyFormat.PLAIN}): the text values of a JSON body or of a stream's events, escapes undone,
+     * joined without a separator (so a match split across events is found). The tap's cheap looks read
+     * that text as text (a quote or a line feed is itself, not JSON).
+     *
+     * @param rules the response rules for the request's host and path
+     * @param requestReferences what the request held ({@code internal_reference} flags only the others)
+     */
+    public Body textBody(List<RedFlagRule> rules, Set<String> requestReferences) {
+        return new Body(this, rules, null, requestReferences, true);
     }
 
     /**
@@ -202,9 +215,12 @@ public final class RedFlagFold {
         private final int[][] checkOf;
         private final int[] keywordLength;
         private final Gated.Hits[] open;
+        /** Whether the redactor reads plain decoded text (else a JSON body's raw bytes). */
+        private final boolean plain;
 
         Body(RedFlagFold fold, List<RedFlagRule> rules, @Nullable RedFlagDetector collector,
-             Set<String> requestReferences) {
+             Set<String> requestReferences, boolean plain) {
+            this.plain = plain;
             this.rules = List.copyOf(rules);
             this.collector = collector;
             this.requestReferences = Set.copyOf(requestReferences);
@@ -250,7 +266,7 @@ public final class RedFlagFold {
                 if (flaggedSlot[slot] || (slot == rules.size() && collected.size() >= MAX_REFERENCES)) {
                     continue;
                 }
-                if (Precheck.mayMatch(checkOf[keyword][j], raw, at, at + keywordLength[keyword], limit)) {
+                if (Precheck.mayMatch(checkOf[keyword][j], raw, at, at + keywordLength[keyword], limit, plain)) {
                     return true;
                 }
             }
@@ -370,7 +386,8 @@ public final class RedFlagFold {
     /**
      * Cheap looks at the raw JSON around a built-in's literal, before anything is decoded: each answers
      * false only where the detector's pattern cannot match there, reading plain bytes; near a backslash
-     * (an escape, whose decoded character is not the byte) it answers true.
+     * (an escape, whose decoded character is not the byte) it answers true. For plain text (a response's
+     * decoded text) the bytes are the text: a quote is a quote and a line feed a line feed.
      */
     static final class Precheck {
         static final int NONE = 0;
@@ -409,15 +426,23 @@ public final class RedFlagFold {
             }
         }
 
-        /** Answers whether the pattern behind {@code check} may match at the literal {@code raw[at, end)}. */
+        /** Answers whether the pattern behind {@code check} may match at the literal {@code raw[at, end)} of JSON. */
         static boolean mayMatch(int check, byte[] raw, int at, int end, int limit) {
+            return mayMatch(check, raw, at, end, limit, false);
+        }
+
+        /**
+         * Answers whether the pattern behind {@code check} may match at the literal {@code raw[at, end)}: of
+         * a JSON body's raw bytes, or with {@code plain} of decoded text.
+         */
+        static boolean mayMatch(int check, byte[] raw, int at, int end, int limit, boolean plain) {
             if (check == NONE) {
                 return true;
             }
             if (end >= limit) {
                 return true; // the byte after has not arrived
             }
-            int before = check == ROLE || check == IGNORE ? ' ' : decodedBefore(raw, at);
+            int before = check == ROLE || check == IGNORE ? ' ' : plain ? plainBefore(raw, at) : decodedBefore(raw, at);
             if (before < 0) {
                 return true; // an escape may end just before the literal
             }
@@ -436,7 +461,7 @@ public final class RedFlagFold {
                     }
                     return !((after == '.' || after == '-') && end + 1 < limit && alnum(raw[end + 1]));
                 case ROLE:
-                    if (raw[at] < 'A' || raw[at] > 'Z' || !blankLineBefore(raw, at)) {
+                    if (raw[at] < 'A' || raw[at] > 'Z' || !(plain ? plainBlankLineBefore(raw, at) : blankLineBefore(raw, at))) {
                         return false;
                     }
                     for (int i = end; i < limit; i++) {
@@ -452,7 +477,7 @@ public final class RedFlagFold {
                 case IGNORE:
                     return after == ' ' || after == '\t';
                 case DOWNLOAD:
-                    return !word(before) && !word(after) && download(raw, end, limit);
+                    return !word(before) && !word(after) && (plain ? plainDownload(raw, end, limit) : download(raw, end, limit));
                 default:
                     return true;
             }
@@ -487,6 +512,45 @@ public final class RedFlagFold {
                 }
             }
             return true;
+        }
+
+        /** Plain text: the byte before {@code raw[at]}, or -1 when it is not held or not ASCII. */
+        private static int plainBefore(byte[] raw, int at) {
+            return at < 1 || raw[at - 1] < 0 ? -1 : raw[at - 1];
+        }
+
+        /**
+         * Plain text, before a role word: a blank line ({@code \n\s*\n}); true too at the start of what is
+         * held (where it cannot tell).
+         */
+        private static boolean plainBlankLineBefore(byte[] raw, int at) {
+            int lines = 0;
+            for (int i = at - 1; i >= 0; i--) {
+                byte c = raw[i];
+                if (c == '\n') {
+                    if (++lines >= 2) {
+                        return true;
+                    }
+                } else if (c != ' ' && c != '\t' && c != '\r' && c != 0x0b && c != '\f') {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Plain text, after curl / wget: a pipe into a shell within 200 characters on the line. */
+        private static boolean plainDownload(byte[] raw, int from, int limit) {
+            int to = Math.min(limit, from + 201);
+            for (int i = from; i < to; i++) {
+                byte c = raw[i];
+                if (c == '\n') {
+                    return false;
+                }
+                if (c == '|') {
+                    return pipedIntoShell(raw, i + 1, limit);
+                }
+            }
+            return to == limit && to < from + 201; // not arrived yet: keep
         }
 
         /** After curl / wget: a pipe into a shell within 200 characters on the line and in the string. */
@@ -530,12 +594,15 @@ public final class RedFlagFold {
             return false;
         }
 
-        /** Skips spaces and tabs from {@code i}: where they end, or -1 at a backslash or the end of what arrived. */
+        /**
+         * Skips spaces and tabs from {@code i}: where they end, or -1 at a backslash, another white-space
+         * control character (plain text's line feed) or the end of what arrived.
+         */
         private static int spaces(byte[] raw, int i, int limit) {
             while (i < limit && (raw[i] == ' ' || raw[i] == '\t')) {
                 i++;
             }
-            return i >= limit || raw[i] == '\\' ? -1 : i;
+            return i >= limit || raw[i] == '\\' || (raw[i] >= 0 && raw[i] < 0x20) ? -1 : i;
         }
 
         /** The end of {@code w} at {@code raw[i]} (case-insensitive), {@code i} when absent, -1 when cut by the end. */

