@@ -97,6 +97,15 @@ public interface RequestFront {
         return Optional.empty();
     }
 
+    /**
+     * Answers whether this front's requests arrive inside TLS that Sluice terminated (an intercepted
+     * tunnel); false for a plain listener, where a request to an inspected host is refused
+     * ({@code Decider.decidePlainHttp}).
+     */
+    default boolean readsInsideTls() {
+        return false;
+    }
+
     /** Adds what this front knows to the record of a request that goes on to the forwarder. */
     default void describeForwarded(AuditEvent audit) {
     }

@@ -79,6 +79,11 @@ public record InterceptFront(String extension, Target target, Listener listener)
     }
 
     @Override
+    public boolean readsInsideTls() {
+        return true;
+    }
+
+    @Override
     public void describe(AuditEvent audit) {
         audit.tlsMode(TlsMode.INTERCEPT).tlsSni(target.host());
     }

@@ -33,9 +33,10 @@ record DecidedRequest(HttpRequest request, AuditEvent audit, Policy policy, Exte
      * for a request read without TLS, {@link Decider#decide} with its method and path otherwise) and writes the decision, and the target, into its record.
      *
      * @param placement where the request goes; placed, not refused
+     * @param plaintext whether the request was read without TLS ({@code RequestFront.readsInsideTls} false)
      */
     static DecidedRequest decide(HttpRequest request, AuditEvent audit, Policy policy, Extension extension,
-                                 Placement placement) {
+                                 Placement placement, boolean plaintext) {
         Target target = Objects.requireNonNull(placement.target(), "target");
         HttpTarget httpTarget = placement.httpTarget();
         if (httpTarget != null) {
@@ -44,7 +45,7 @@ record DecidedRequest(HttpRequest request, AuditEvent audit, Policy policy, Exte
         audit.server(target.host(), target.port());
         RequestInfo info = httpTarget == null ? null : new RequestInfo(request.method().name(), httpTarget.path());
         Decision decision = info == null ? Decider.decideTunnel(policy, extension, target)
-                : "http".equals(httpTarget.scheme()) ? Decider.decidePlainHttp(policy, extension, target, info)
+                : plaintext ? Decider.decidePlainHttp(policy, extension, target, info)
                 : Decider.decide(policy, extension, target, info);
         audit.decision(decision);
         return new DecidedRequest(request, audit, policy, extension, target, httpTarget, info, decision);

@@ -254,7 +254,8 @@ public final class ExplicitRequestHandler extends ChannelInboundHandlerAdapter i
             return;
         }
         // Decide: a CONNECT's decision also says what the tunnel becomes (blind or intercepted).
-        DecidedRequest decided = DecidedRequest.decide(request, audit, policy, extension, placement);
+        DecidedRequest decided = DecidedRequest.decide(request, audit, policy, extension, placement,
+                !front.readsInsideTls());
         Decision decision = decided.decision();
         if (!decision.permits()) {
             if (policy.approvals() != null && context.approvals() != null

@@ -343,6 +343,11 @@ class RequestPhaseAnswersTest {
             public Optional<InspectedHost> intercepted(Policy policy) {
                 return policy.inspected("ws.test");
             }
+
+            @Override
+            public boolean readsInsideTls() {
+                return true;
+            }
         };
         EmbeddedChannel ch = channel(context, intercepting, false);
         String answer = send(ch, "GET http://ws.test/chat HTTP/1.1\r\nHost: ws.test\r\nConnection: Upgrade\r\n"
