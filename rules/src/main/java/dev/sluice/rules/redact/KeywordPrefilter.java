@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Finds every occurrence of the detectors' keywords in text, with ASCII case folding (A–Z read as a–z),
@@ -126,7 +127,7 @@ public final class KeywordPrefilter {
      * the two).
      */
     static KeywordPrefilter of(List<Detector> detectors, boolean vector) {
-        return of(detectors, List.of(), vector);
+        return of(detectors, List.of(), Set.of(), vector);
     }
 
     /**
@@ -134,10 +135,19 @@ public final class KeywordPrefilter {
      * the detectors' keywords) reported after the detectors' keywords, for no detector.
      */
     static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords) {
-        return of(detectors, extraKeywords, VECTOR_AVAILABLE);
+        return of(detectors, extraKeywords, Set.of(), VECTOR_AVAILABLE);
     }
 
-    private static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords, boolean vector) {
+    /**
+     * As {@link #of(List, List)}, with {@code reportedEverywhere}: keywords reported wherever they occur,
+     * never only inside runs (the {@link KeywordTap} keywords, which a detector may share).
+     */
+    static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords, Set<String> reportedEverywhere) {
+        return of(detectors, extraKeywords, reportedEverywhere, VECTOR_AVAILABLE);
+    }
+
+    private static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords,
+                                       Set<String> reportedEverywhere, boolean vector) {
         Objects.requireNonNull(detectors, "detectors");
         Map<String, List<Integer>> byKeyword = new LinkedHashMap<>();
         for (int d = 0; d < detectors.size(); d++) {
@@ -162,9 +172,10 @@ public final class KeywordPrefilter {
         boolean[] inRun = new boolean[keywords.size()];
         for (int k = 0; k < keywords.size(); k++) {
             int[] ds = keywordDetectors[k];
-            boolean all = ds.length > 0;
+            boolean all = ds.length > 0 && !reportedEverywhere.contains(keywords.get(k));
             for (int d : ds) {
-                all &= EncodedDetectors.keywordsInBase64Run(detectors.get(d));
+                Detector det = detectors.get(d);
+                all &= EncodedDetectors.keywordsInBase64Run(det) || LongRunKeywords.inLongRun(det, keywords.get(k));
             }
             inRun[k] = all;
         }
