@@ -62,7 +62,11 @@ public final class DetectorSet {
             }
         }
         extra.addAll(StreamingRedactor.JSON_ESCAPE_TRIGGERS);
-        this.prefilter = KeywordPrefilter.of(this.detectors, extra);
+        Set<String> tapped = new HashSet<>();
+        for (TapKeyword t : this.tap) {
+            tapped.add(t.keyword());
+        }
+        this.prefilter = KeywordPrefilter.of(this.detectors, extra, tapped);
         this.tapOf = new int[prefilter.keywords().size()];
         java.util.Arrays.fill(tapOf, -1);
         for (int t = 0; t < this.tap.size(); t++) {

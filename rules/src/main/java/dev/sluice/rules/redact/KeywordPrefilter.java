@@ -9,12 +9,23 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Finds every occurrence of the detectors' keywords in text, with ASCII case folding (A–Z read as a–z),
- * in one pass and without lowercasing the text first (the base64 stems of the base64 decoders only
- * inside runs of base64 characters, see {@link #scan}). Only detectors with a keyword in a window run
- * their pattern there.
+ * in one pass and without lowercasing the text first (the <em>run keywords</em> only inside runs of
+ * base64 characters, see {@link #scan}). Only detectors with a keyword in a window run their pattern
+ * there.
+ *
+ * <p>Why run keywords: the vector scan's cost grows with the keywords it verifies at fingerprint matches
+ * (16 buckets; every new four-byte fingerprint widens one). The base64 stems of the base64 decoders and
+ * the vendor prefixes that only occur inside long token runs ({@link LongRunKeywords}: {@code ghp_},
+ * {@code sk-ant-}, {@code glpat-}, Twilio's {@code SK}, …) — together 154 of the built-ins' 243
+ * keywords — are looked for only inside runs of at least {@value #RUN} run characters, which a vector
+ * pass finds (about 600 flagged steps per MiB of the benchmark prompt); the other keywords (labels such as
+ * {@code token}, {@code password}, short prefixes, JSON escape triggers) stay in the buckets. A keyword
+ * is a run keyword only when every detector that has it needs such a run, and never when a
+ * {@link KeywordTap} listens for it.
  *
  * <p>Two implementations give the same answers:
  * <ul>
@@ -126,7 +137,7 @@ public final class KeywordPrefilter {
      * the two).
      */
     static KeywordPrefilter of(List<Detector> detectors, boolean vector) {
-        return of(detectors, List.of(), vector);
+        return of(detectors, List.of(), Set.of(), vector);
     }
 
     /**
@@ -134,10 +145,19 @@ public final class KeywordPrefilter {
      * the detectors' keywords) reported after the detectors' keywords, for no detector.
      */
     static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords) {
-        return of(detectors, extraKeywords, VECTOR_AVAILABLE);
+        return of(detectors, extraKeywords, Set.of(), VECTOR_AVAILABLE);
     }
 
-    private static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords, boolean vector) {
+    /**
+     * As {@link #of(List, List)}, with {@code reportedEverywhere}: keywords reported wherever they occur,
+     * never only inside runs (the {@link KeywordTap} keywords, which a detector may share).
+     */
+    static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords, Set<String> reportedEverywhere) {
+        return of(detectors, extraKeywords, reportedEverywhere, VECTOR_AVAILABLE);
+    }
+
+    private static KeywordPrefilter of(List<Detector> detectors, List<String> extraKeywords,
+                                       Set<String> reportedEverywhere, boolean vector) {
         Objects.requireNonNull(detectors, "detectors");
         Map<String, List<Integer>> byKeyword = new LinkedHashMap<>();
         for (int d = 0; d < detectors.size(); d++) {
@@ -162,9 +182,10 @@ public final class KeywordPrefilter {
         boolean[] inRun = new boolean[keywords.size()];
         for (int k = 0; k < keywords.size(); k++) {
             int[] ds = keywordDetectors[k];
-            boolean all = ds.length > 0;
+            boolean all = ds.length > 0 && !reportedEverywhere.contains(keywords.get(k));
             for (int d : ds) {
-                all &= EncodedDetectors.keywordsInBase64Run(detectors.get(d));
+                Detector det = detectors.get(d);
+                all &= EncodedDetectors.keywordsInBase64Run(det) || LongRunKeywords.inLongRun(det, keywords.get(k));
             }
             inRun[k] = all;
         }
@@ -259,7 +280,8 @@ public final class KeywordPrefilter {
      * to decide a keyword starting at the last one. Bytes of {@code buf} at or after {@code limit} may be
      * read but never count. Occurrences are reported in no particular order.
      *
-     * <p>A <em>run keyword</em> (a base64 stem, see {@link EncodedDetectors#keywordsInBase64Run}) counts
+     * <p>A <em>run keyword</em> (a base64 stem, see {@link EncodedDetectors#keywordsInBase64Run}, or a
+     * vendor prefix of {@link LongRunKeywords}, in both cases for every detector that has it) counts
      * only inside a run: with the run characters ({@code [A-Za-z0-9+/_-]}) right before it (at most {@value #RUN}, not before index 0) and right after it (at most {@value #RUN},
      * before {@code limit}), at least {@value #RUN} characters. Bytes before {@code from} are read for
      * that, and for nothing else.

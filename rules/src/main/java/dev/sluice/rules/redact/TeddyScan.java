@@ -25,11 +25,13 @@ import jdk.incubator.vector.VectorSpecies;
  * letters in either case), so the scan reports exactly the keyword occurrences, never an approximation.
  * Buckets are formed greedily, merging the pair of groups whose merged fingerprint admits the fewest
  * four-byte windows of a built-in sample of prompt-like text (plus an estimate from byte frequencies),
- * then refined by moving single keywords between buckets while that total falls: about 23,800
- * candidates per MiB of the benchmark prompt (9,500 keyword occurrences) for the 168 keywords of the
- * built-in detectors that are not run keywords.
+ * then refined by moving single keywords between buckets while that total falls: about 11,600
+ * candidates per MiB of the benchmark prompt (8,300 keyword occurrences; 9,300 of the 32,768 steps
+ * flagged) for the 89 keywords of the built-in detectors that are not run keywords (23,800 candidates
+ * and 15,300 flagged steps when the vendor prefixes of {@link LongRunKeywords} were in the buckets too).
  *
- * <p>Run keywords (base64 stems, see {@link KeywordPrefilter#scan}) are not in the buckets: a pass of
+ * <p>Run keywords (base64 stems and long-run vendor prefixes, see {@link KeywordPrefilter#scan}) are
+ * not in the buckets: a pass of
  * its own flags steps with sixteen base64 characters in a row at an offset divisible by eight, and
  * {@link KeywordPrefilter#scanRuns} scans those runs.
  *
