@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.sluice.proxy.testing.Origins;
 import dev.sluice.proxy.testing.SluiceFixture;
+import dev.sluice.proxy.testing.SteppedSseOrigin;
 import dev.sluice.proxy.testing.TestTls;
 import dev.sluice.proxy.testing.TrustOnly;
 import java.io.BufferedReader;
@@ -45,7 +46,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * HTTP/2 on an intercepted host, over real sockets: curl {@code --http2} and Node's built-in
  * {@code http2} module (ALPN h2 only) through a CONNECT tunnel to a WireMock TLS origin (HTTP/1.1) on
- * loopback. Each stream is decided, redacted, forwarded and audited as an HTTP/1.1 request; a denied
+ * loopback (and, for SSE, a {@link SteppedSseOrigin} that sends each event only once the one before was
+ * read). Each stream is decided, redacted, forwarded and audited as an HTTP/1.1 request; a denied
  * stream is 403 while another stream of the same connection succeeds; SSE arrives event by event; a
  * header list over {@code limits.max_header_bytes} is 431; a rapid-reset flood gets GOAWAY while a
  * new connection keeps working.
@@ -61,19 +63,26 @@ class H2InterceptionTest {
     @TempDir
     Path dir;
     private Origins origin;
+    /** The origin of the SSE test, with the same certificate as {@link #origin}. */
+    private SteppedSseOrigin sse;
     private SluiceFixture sluice;
 
     @BeforeEach
     void start() throws Exception {
         origin = Origins.start(TestTls.create(dir.resolve("origin-tls"), HOST));
         origin.server().stubFor(any(anyUrl()).willReturn(aResponse().withStatus(200).withBody("{\"ok\":true}")));
+        List<String> events = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            events.add("data: {\"delta\":\"part " + i + "\"}\n\n");
+        }
+        sse = SteppedSseOrigin.start(origin.tls(), events);
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
                   default:
                     allow:
                       - host: %1$s
-                        ports: [%2$d]
+                        ports: [%2$d, %4$d]
                         paths: ["/ok/**"]
                 network:
                   allow_private: ["127.0.0.1/32"]
@@ -87,7 +96,7 @@ class H2InterceptionTest {
                   max_header_bytes: 8192
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(HOST, origin.httpsPort(), origin.caPem().toAbsolutePath()));
+                """.formatted(HOST, origin.httpsPort(), origin.caPem().toAbsolutePath(), sse.port()));
     }
 
     @AfterEach
@@ -95,6 +104,7 @@ class H2InterceptionTest {
         if (sluice != null) {
             sluice.close();
         }
+        sse.close();
         origin.close();
     }
 
@@ -184,31 +194,34 @@ class H2InterceptionTest {
 
     @Test
     void anSseAnswerArrivesEventByEventOnAnH2Stream() throws Exception {
-        StringBuilder events = new StringBuilder();
-        for (int i = 0; i < 5; i++) {
-            events.append("data: {\"delta\":\"part ").append(i).append("\"}\n\n");
-        }
-        origin.server().stubFor(get(urlEqualTo("/ok/sse")).willReturn(aResponse().withStatus(200)
-                .withHeader("Content-Type", "text/event-stream")
-                .withBody(events.toString()).withChunkedDribbleDelay(5, 1000)));
-        ProcessBuilder builder = new ProcessBuilder("curl", "-q", "-sS", "-N", "--http2", "-x", sluice.proxyUrl(),
-                "--cacert", ca(), url("/ok/sse")).redirectError(ProcessBuilder.Redirect.DISCARD);
+        // The origin sends each next event only once curl has read the one before: a proxy that held the
+        // answer back would leave curl waiting (its --max-time only guards a hang).
+        ProcessBuilder builder = new ProcessBuilder("curl", "-q", "-sS", "-N", "--http2", "--max-time", "60",
+                "-x", sluice.proxyUrl(), "--cacert", ca(), "https://" + HOST + ":" + sse.port() + "/ok/sse")
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
         dev.sluice.proxy.testing.Curl.PROXY_VARIABLES.forEach(builder.environment()::remove);
         Process p = builder.start();
-        List<Long> arrivals = new ArrayList<>();
-        long start = System.nanoTime();
+        List<String> received = new ArrayList<>();
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(),
                 StandardCharsets.UTF_8))) {
             String line;
             while ((line = lines.readLine()) != null) {
                 if (line.startsWith("data:")) {
-                    arrivals.add((System.nanoTime() - start) / 1_000_000);
+                    received.add(line);
+                    assertThat(sse.sent()).as("event %d reached the client before the origin sent the next",
+                            received.size()).isEqualTo(received.size());
+                    if (received.size() < 5) {
+                        sse.next();
+                    }
                 }
             }
         }
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(arrivals).hasSize(5);
-        assertThat(arrivals.get(4) - arrivals.get(0)).as("arrivals %s", arrivals).isGreaterThanOrEqualTo(500);
+        assertThat(sse.gaveUp()).as("the origin waited in vain for curl to read an event").isFalse();
+        assertThat(received).as("each event relayed as it came").containsExactly("data: {\"delta\":\"part 0\"}",
+                "data: {\"delta\":\"part 1\"}", "data: {\"delta\":\"part 2\"}", "data: {\"delta\":\"part 3\"}",
+                "data: {\"delta\":\"part 4\"}");
+        assertThat(sse.requests()).containsExactly("/ok/sse");
         assertThat(one(path("/ok/sse")).path("http.response.status_code").asInt()).isEqualTo(200);
     }
 

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.sluice.proxy.testing.Origins;
 import dev.sluice.proxy.testing.SluiceFixture;
+import dev.sluice.proxy.testing.SteppedSseOrigin;
 import dev.sluice.proxy.testing.TestTls;
 import dev.sluice.proxy.testing.TrustOnly;
 import java.io.ByteArrayOutputStream;
@@ -44,7 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Redaction of outbound bodies to an inspected host, over real sockets through interception to a
- * WireMock TLS origin, checking what the origin received.
+ * WireMock TLS origin, checking what the origin received (and what a client reads of a streamed answer,
+ * from a {@link SteppedSseOrigin} that sends each event only once the one before was read).
  */
 class RedactionTest {
 
@@ -73,13 +75,18 @@ class RedactionTest {
     }
 
     private void start(String redaction, String limits) throws Exception {
+        start(redaction, limits, origin.httpsPort());
+    }
+
+    /** Starts Sluice allowing {@link #HOST} on {@code ports} (the WireMock origin's HTTPS port among them or not). */
+    private void start(String redaction, String limits, int... ports) throws Exception {
         sluice = SluiceFixture.start("""
                 version: 1
                 extensions:
                   default:
                     allow:
                       - host: %1$s
-                        ports: [%2$d]
+                        ports: [%2$s]
                 network:
                   allow_private: ["127.0.0.1/32"]
                   hosts:
@@ -94,7 +101,9 @@ class RedactionTest {
                   %5$s
                 listen:
                   proxy: 127.0.0.1:0
-                """.formatted(HOST, origin.httpsPort(), origin.caPem().toAbsolutePath(), redaction, limits));
+                """.formatted(HOST, java.util.Arrays.stream(ports).mapToObj(String::valueOf)
+                        .collect(java.util.stream.Collectors.joining(", ")), origin.caPem().toAbsolutePath(), redaction,
+                        limits));
     }
 
     /** A made-up key of the Anthropic shape (never a real one), built at run time. */
@@ -360,28 +369,35 @@ class RedactionTest {
 
     @Test
     void anSseResponseReachesTheClientEventByEventAndACredentialInItIsCounted() throws Exception {
-        start("action: redact", "max_header_bytes: 32768");
         String key = anthropicKey();
-        StringBuilder events = new StringBuilder();
+        List<String> events = new ArrayList<>();
         // the deltas are read as one text, as the model wrote it: each ends with a space (a key directly
         // followed by the next delta's letters would be no key in that text)
         for (int i = 0; i < 5; i++) {
-            events.append("data: {\"delta\":\"part ").append(i).append(i == 2 ? " " + key : "").append(" \"}\n\n");
+            events.add("data: {\"delta\":\"part " + i + (i == 2 ? " " + key : "") + " \"}\n\n");
         }
-        origin.server().stubFor(get(urlEqualTo("/sse")).willReturn(aResponse().withStatus(200)
-                .withHeader("Content-Type", "text/event-stream")
-                .withBody(events.toString()).withChunkedDribbleDelay(5, 1000)));
-        HttpResponse<java.util.stream.Stream<String>> response = client().send(HttpRequest.newBuilder(URI.create(
-                "https://" + HOST + ":" + origin.httpsPort() + "/sse")).build(), HttpResponse.BodyHandlers.ofLines());
-        List<Long> arrivals = new ArrayList<>();
-        long start = System.nanoTime();
-        response.body().forEach(line -> {
-            if (line.startsWith("data:")) {
-                arrivals.add((System.nanoTime() - start) / 1_000_000);
+        // The origin sends each next event only once the client has read the one before: a proxy that
+        // held the answer back would leave the client waiting for an event the origin never sends.
+        try (SteppedSseOrigin sse = SteppedSseOrigin.start(origin.tls(), events)) {
+            start("action: redact", "max_header_bytes: 32768", sse.port());
+            HttpResponse<java.util.stream.Stream<String>> response = client().send(HttpRequest.newBuilder(URI.create(
+                    "https://" + HOST + ":" + sse.port() + "/sse")).build(), HttpResponse.BodyHandlers.ofLines());
+            List<String> received = new ArrayList<>();
+            for (java.util.Iterator<String> lines = response.body().iterator(); lines.hasNext(); ) {
+                String line = lines.next();
+                if (line.startsWith("data:")) {
+                    received.add(line);
+                    assertThat(sse.sent()).as("event %d reached the client before the origin sent the next",
+                            received.size()).isEqualTo(received.size());
+                    if (received.size() < events.size()) {
+                        sse.next();
+                    }
+                }
             }
-        });
-        assertThat(arrivals).hasSize(5);
-        assertThat(arrivals.get(4) - arrivals.get(0)).as("arrivals %s", arrivals).isGreaterThanOrEqualTo(500);
+            assertThat(sse.gaveUp()).as("the origin waited in vain for the client to read an event").isFalse();
+            assertThat(received).as("each event relayed as it came")
+                    .containsExactlyElementsOf(events.stream().map(String::strip).toList());
+        }
         JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
                 .filter(r -> r.path("url.path").asText().equals("/sse")).findFirst().orElse(null), r -> r != null);
         assertThat(record.path("redactions").path("response.anthropic-api-key").asLong()).isEqualTo(1);

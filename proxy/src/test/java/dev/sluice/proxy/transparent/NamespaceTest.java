@@ -409,15 +409,20 @@ class NamespaceTest {
         delete.addAll(rule);
         assertThat(run(add, Map.of()).exit()).isZero();
         try {
+            int earlier = sluice.audit().size();
             Cmd curl = curl("--cacert", origins.caPem().toString(), "https://origin.test:" + origins.httpsPort() + "/hello");
             assertThat(curl.exit()).as("the tunnel's upstream was refused").isNotZero();
             JsonNode loop = awaitRecord(r -> "self_loop".equals(text(r, "reason"))
                     && "127.0.0.1".equals(text(r, "client.address")));
             assertThat(text(loop, "listener")).isEqualTo("transparent");
             assertThat(text(loop, "rule")).isEqualTo("network.self");
-            // Exactly one: the redirected upstream connection was closed, never dialled again.
-            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> sluice.audit().stream()
-                    .filter(r -> "127.0.0.1".equals(text(r, "client.address"))).toList(), l -> l.size() == 1);
+            // Exactly one: the redirected upstream connection was closed, never dialled again. The tunnel's
+            // own record is written only once both its sides have closed, so after every upstream
+            // connection it made (each one's refusal recorded before it closed).
+            await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream().skip(earlier)
+                    .anyMatch(r -> nsIp.equals(text(r, "client.address")) && "origin.test".equals(text(r, "tls.sni"))));
+            assertThat(sluice.audit().stream().filter(r -> "127.0.0.1".equals(text(r, "client.address"))))
+                    .as("records of redirected upstream connections").hasSize(1);
         } finally {
             run(delete, Map.of());
         }
