@@ -194,6 +194,18 @@ final class ResponseRead implements ForwardRequest.ResponseScan {
         if (text == null && scan == null) {
             return; // usage only
         }
+        if (others != null) {
+            // the data of an event that is not JSON: read as text too, so nothing of the stream goes unread
+            parser.onUnreadData((b, off, len, eventEnd) -> {
+                otherBytes.add(b, off, len);
+                if (eventEnd) {
+                    otherBytes.add("\n");
+                }
+                if (otherBytes.length >= FEED_BYTES) {
+                    feed(others, otherBytes);
+                }
+            });
+        }
         parser.onStrings((field, value) -> {
             if (field != null && TEXT_FIELDS.contains(field)) {
                 if (text != null) {
@@ -351,11 +363,15 @@ final class ResponseRead implements ForwardRequest.ResponseScan {
 
         void add(String s) {
             byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            if (length + b.length > bytes.length) {
-                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + b.length));
+            add(b, 0, b.length);
+        }
+
+        void add(byte[] b, int off, int len) {
+            if (length + len > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + len));
             }
-            System.arraycopy(b, 0, bytes, length, b.length);
-            length += b.length;
+            System.arraycopy(b, off, bytes, length, len);
+            length += len;
         }
     }
 }

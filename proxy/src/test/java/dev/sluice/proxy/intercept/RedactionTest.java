@@ -429,6 +429,26 @@ class RedactionTest {
     }
 
     @Test
+    void aCredentialInTheDataOfAnSseEventThatIsNotJsonIsCounted() throws Exception {
+        start("action: redact", "max_header_bytes: 32768");
+        String key = anthropicKey();
+        // an event stream whose data is plain text (not every server writes JSON events), then [DONE]
+        String events = "data: here is the key you asked for\ndata: " + key + "\n\n"
+                + "data: {\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2}}\n\n"
+                + "data: [DONE]\n\n";
+        origin.server().stubFor(get(urlEqualTo("/plain-sse")).willReturn(aResponse().withStatus(200)
+                .withHeader("Content-Type", "text/event-stream").withBody(events)));
+        HttpResponse<String> response = client().send(HttpRequest.newBuilder(URI.create(
+                "https://" + HOST + ":" + origin.httpsPort() + "/plain-sse")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.body()).as("the response is relayed as it came").isEqualTo(events);
+        JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
+                .filter(r -> r.path("url.path").asText().equals("/plain-sse")).findFirst().orElse(null), r -> r != null);
+        assertThat(record.path("redactions").path("response.anthropic-api-key").asLong()).as(record.toString())
+                .isEqualTo(1);
+        assertThat(record.path("llm.usage.output_tokens").asLong()).isEqualTo(2);
+    }
+
+    @Test
     void aJsonResponsesCredentialsAreCountedInTheTextAndInTheOtherValuesWithTheirKeys() throws Exception {
         start("action: redact", "max_header_bytes: 32768");
         String key = anthropicKey();

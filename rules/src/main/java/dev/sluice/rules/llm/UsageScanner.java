@@ -56,8 +56,26 @@ public final class UsageScanner {
         void accept(String field, String value);
     }
 
+    /** Receives the data of an event that is not JSON ({@link #onUnreadData}). */
+    public interface DataSink {
+        /**
+         * @param b the data bytes as they came (data lines joined with a line feed)
+         * @param eventEnd whether this piece ends the event's data
+         */
+        void data(byte[] b, int off, int len, boolean eventEnd);
+    }
+
+    /** Most data of one event held while its JSON reads well, in bytes; a longer event's head is dropped. */
+    static final int MAX_HELD_EVENT_BYTES = 256 * 1024;
+
     private final Framing framing;
     private StringSink strings;
+    private DataSink unread;
+    /** The current event's data, held for {@link #unread} until it is known to be JSON or not. */
+    private byte[] eventData;
+    private int eventDataLength;
+    /** The current event's data did not read as JSON (a parse error, not the normal end). */
+    private boolean eventUnreadable;
     private String model;
     private long inputTokens = -1;
     private long outputTokens = -1;
@@ -115,6 +133,18 @@ public final class UsageScanner {
      */
     public UsageScanner onStrings(StringSink sink) {
         this.strings = sink;
+        return this;
+    }
+
+    /**
+     * Also hands the data of every event that does not read as JSON (OpenAI's {@code [DONE]}, a stream of
+     * plain text) to {@code sink}, whole, at the event's end (an event whose JSON breaks off after more
+     * than {@value #MAX_HELD_EVENT_BYTES} bytes: from where the held bytes were dropped; once known to be
+     * unreadable, in pieces as they come); returns this scanner. Only in {@link Framing#SSE}. Used by the
+     * response's credential scan, so that what is not JSON is still read.
+     */
+    public UsageScanner onUnreadData(DataSink sink) {
+        this.unread = sink;
         return this;
     }
 
@@ -217,6 +247,7 @@ public final class UsageScanner {
                         stop++;
                     }
                     feedParser(b, i, stop - i);
+                    hold(b, i, stop - i);
                     i = stop;
                 }
                 default -> {
@@ -228,6 +259,32 @@ public final class UsageScanner {
         }
     }
 
+    /** Holds an event's data bytes for {@link #unread} (SSE only, when a sink is set). */
+    private void hold(byte[] b, int off, int len) {
+        if (unread == null || len == 0) {
+            return;
+        }
+        if (eventDataLength + len > MAX_HELD_EVENT_BYTES) {
+            if (eventUnreadable) {
+                // known not to be JSON: hand on what is held, keep holding the rest
+                unread.data(eventData, 0, eventDataLength, false);
+            }
+            eventDataLength = 0;
+            if (len > MAX_HELD_EVENT_BYTES) {
+                if (eventUnreadable) {
+                    unread.data(b, off, len, false);
+                }
+                return;
+            }
+        }
+        if (eventData == null || eventData.length < eventDataLength + len) {
+            eventData = java.util.Arrays.copyOf(eventData == null ? new byte[0] : eventData,
+                    Math.min(MAX_HELD_EVENT_BYTES, Math.max(1024, 2 * (eventDataLength + len))));
+        }
+        System.arraycopy(b, off, eventData, eventDataLength, len);
+        eventDataLength += len;
+    }
+
     private boolean isData() {
         return !fieldTooLong && fieldLength == 4 && fieldName[0] == 'd' && fieldName[1] == 'a'
                 && fieldName[2] == 't' && fieldName[3] == 'a';
@@ -237,7 +294,10 @@ public final class UsageScanner {
         if (eventHasData) {
             // Data lines of one event join with a line feed, which JSON reads as whitespace.
             feedParser(new byte[] {'\n'}, 0, 1);
+            hold(new byte[] {'\n'}, 0, 1);
         } else {
+            eventDataLength = 0;
+            eventUnreadable = false;
             eventHasData = true;
             parser = newParser();
             parserFailed = false;
@@ -263,6 +323,10 @@ public final class UsageScanner {
 
     private void endEvent() {
         endParser();
+        if (unread != null && eventUnreadable) {
+            unread.data(eventData == null ? new byte[0] : eventData, 0, eventDataLength, true);
+        }
+        eventDataLength = 0;
         eventHasData = false;
         parser = null;
     }
@@ -285,6 +349,7 @@ public final class UsageScanner {
             ((ByteArrayFeeder) parser.getNonBlockingInputFeeder()).feedInput(b, off, off + len);
             drain();
         } catch (IOException | RuntimeException e) {
+            eventUnreadable = true;
             fail();
         }
     }
@@ -298,6 +363,7 @@ public final class UsageScanner {
             drain();
         } catch (IOException | RuntimeException e) {
             // what was read before stays
+            eventUnreadable = true;
         }
         fail();
     }

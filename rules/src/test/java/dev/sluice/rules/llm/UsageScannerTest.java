@@ -41,6 +41,31 @@ class UsageScannerTest {
             + "\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":5},\"modelVersion\":\"gemini-2.0-flash\"}\n\n";
 
     @Test
+    void theDataOfEventsThatAreNotJsonIsHandedOnWholeAndJsonEventsAreNot() {
+        UsageScanner scanner = UsageScanner.forContentType("text/event-stream");
+        java.util.List<String> unread = new java.util.ArrayList<>();
+        StringBuilder piece = new StringBuilder();
+        scanner.onUnreadData((b, off, len, end) -> {
+            piece.append(new String(b, off, len, StandardCharsets.UTF_8));
+            if (end) {
+                unread.add(piece.toString());
+                piece.setLength(0);
+            }
+        });
+        String stream = OPENAI_CHAT_SSE
+                + "data: plain text, and a key\ndata: sk-not-json-at-all\n\n"
+                + "data: {\"broken\": \"json\" oops}\n\n";
+        byte[] bytes = stream.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < bytes.length; i += 7) { // in small pieces, as a network would cut it
+            scanner.feed(bytes, i, Math.min(7, bytes.length - i));
+        }
+        scanner.finish();
+        assertThat(unread).containsExactly("[DONE]", "plain text, and a key\nsk-not-json-at-all",
+                "{\"broken\": \"json\" oops}");
+        assertThat(scanner.inputTokens()).isEqualTo(11);
+    }
+
+    @Test
     void readsEachProvidersJsonBody() {
         assertUsage(UsageScanner.Framing.JSON, OPENAI_CHAT, "gpt-4o-mini", 12, 7);
         assertUsage(UsageScanner.Framing.JSON, OPENAI_RESPONSES, "gpt-4.1", 30, 5);
