@@ -67,10 +67,11 @@ final class DecideCommand extends CliCommand implements Callable<Integer> {
         }
         Target parsed;
         RequestInfo request = null;
+        boolean tls = false;
         try {
             String lower = target.toLowerCase(Locale.ROOT);
             if (lower.startsWith("http://") || lower.startsWith("https://")) {
-                boolean tls = lower.startsWith("https://");
+                tls = lower.startsWith("https://");
                 String rest = target.substring(tls ? 8 : 7);
                 HttpTarget http = TargetParser.parseAbsoluteForm("http://" + rest);
                 parsed = http.target();
@@ -85,7 +86,9 @@ final class DecideCommand extends CliCommand implements Callable<Integer> {
             err().println("sluice: malformed_target: " + e.getMessage());
             return 2;
         }
-        Decision decision = Decider.decide(policy, ext.get(), parsed, request);
+        // a plain http:// request is decided as the listener decides it (an inspected host wants TLS)
+        Decision decision = request != null && !tls ? Decider.decidePlainHttp(policy, ext.get(), parsed, request)
+                : Decider.decide(policy, ext.get(), parsed, request);
         out().println("extension: " + extension);
         out().println("target:    " + parsed.authority() + (request == null ? " (CONNECT)"
                 : " " + request.method() + " " + request.path()));

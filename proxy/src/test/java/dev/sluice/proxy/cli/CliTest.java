@@ -96,6 +96,27 @@ class CliTest {
     }
 
     @Test
+    void decideRefusesPlainHttpToAnInspectedHostAsTheListenerDoes(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("p.yaml"), """
+                version: 1
+                extensions:
+                  agent:
+                    allow:
+                      - host: llm.test
+                inspect:
+                  llm.test: {}
+                network:
+                  hosts:
+                    llm.test: 127.0.0.1
+                """);
+        Run plain = sluice("decide", "--policy", file.toString(), "--extension", "agent", "http://llm.test/v1/x");
+        assertThat(plain.code()).as(plain.out()).isEqualTo(3);
+        assertThat(plain.out()).contains("deny tls_required rule=inspect");
+        Run tls = sluice("decide", "--policy", file.toString(), "--extension", "agent", "https://llm.test/v1/x");
+        assertThat(tls.out()).contains("allow allowlisted");
+    }
+
+    @Test
     void tokenNewPrintsATokenAndTheHashThatAuthenticatesIt() throws Exception {
         Run run = sluice("token", "new", "github");
         assertThat(run.code()).isZero();
