@@ -84,21 +84,29 @@ class H2HostMismatchRecordTest {
         block.writeBytes(v);
     }
 
+    /**
+     * Writes the client preface, an empty SETTINGS and stream 1's HEADERS (END_STREAM | END_HEADERS): a
+     * GET of {@code path} on the tunnel's host, with one more field {@code name: value}.
+     */
+    private void sendOneStream(SSLSocket tls, String path, String name, String value) throws Exception {
+        OutputStream out = tls.getOutputStream();
+        out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.write(frame(0x4, 0, 0, new byte[0])); // SETTINGS
+        ByteArrayOutputStream block = new ByteArrayOutputStream();
+        literal(block, ":method", "GET");
+        literal(block, ":scheme", "https");
+        literal(block, ":path", path);
+        literal(block, ":authority", HOST + ":" + origin.httpsPort());
+        literal(block, name, value);
+        out.write(frame(0x1, 0x5, 1, block.toByteArray())); // HEADERS, END_STREAM | END_HEADERS
+        out.flush();
+    }
+
     @Test
     void anH2StreamWhoseHostDiffersFromItsAuthorityIsRefusedWithItsOwnRecord() throws Exception {
         try (Socket tunnel = connectTunnel(sluice, origin.httpsPort());
              SSLSocket tls = h2Over(sluice, tunnel, origin.httpsPort())) {
-            OutputStream out = tls.getOutputStream();
-            out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.write(frame(0x4, 0, 0, new byte[0])); // SETTINGS
-            ByteArrayOutputStream block = new ByteArrayOutputStream();
-            literal(block, ":method", "GET");
-            literal(block, ":scheme", "https");
-            literal(block, ":path", "/h2-host-mismatch");
-            literal(block, ":authority", HOST + ":" + origin.httpsPort());
-            literal(block, "host", "other.test:" + origin.httpsPort());
-            out.write(frame(0x1, 0x5, 1, block.toByteArray())); // HEADERS, END_STREAM | END_HEADERS
-            out.flush();
+            sendOneStream(tls, "/h2-host-mismatch", "host", "other.test:" + origin.httpsPort());
             // The stream's record, not the tunnel's (CONNECT) record, must say why it was refused.
             JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
                     .filter(r -> !"CONNECT".equals(r.path("http.request.method").asText())).findFirst()
@@ -118,17 +126,7 @@ class H2HostMismatchRecordTest {
     void anH2StreamWithAMalformedHeaderBlockIsResetWithItsOwnRecord() throws Exception {
         try (Socket tunnel = connectTunnel(sluice, origin.httpsPort());
              SSLSocket tls = h2Over(sluice, tunnel, origin.httpsPort())) {
-            OutputStream out = tls.getOutputStream();
-            out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.write(frame(0x4, 0, 0, new byte[0])); // SETTINGS
-            ByteArrayOutputStream block = new ByteArrayOutputStream();
-            literal(block, ":method", "GET");
-            literal(block, ":scheme", "https");
-            literal(block, ":path", "/h2-upper-case");
-            literal(block, ":authority", HOST + ":" + origin.httpsPort());
-            literal(block, "X-Secret-Note", "value-never-recorded");
-            out.write(frame(0x1, 0x5, 1, block.toByteArray())); // HEADERS, END_STREAM | END_HEADERS
-            out.flush();
+            sendOneStream(tls, "/h2-upper-case", "X-Secret-Note", "value-never-recorded");
             JsonNode record = await().atMost(Duration.ofSeconds(10)).until(() -> sluice.audit().stream()
                     .filter(r -> !"CONNECT".equals(r.path("http.request.method").asText())).findFirst()
                     .orElse(null), r -> r != null);

@@ -160,23 +160,7 @@ public final class DetectorSet {
     public static DetectorSet compiled(List<Detector> detectors) {
         Objects.requireNonNull(detectors, "detectors");
         List<DetectorKey> key = detectors.stream().map(DetectorKey::of).toList();
-        synchronized (COMPILED) {
-            DetectorSet known = COMPILED.get(key);
-            if (known != null) {
-                return known;
-            }
-        }
-        DetectorSet built = of(detectors);
-        synchronized (COMPILED) {
-            DetectorSet raced = COMPILED.putIfAbsent(key, built);
-            if (raced != null) {
-                return raced;
-            }
-            if (COMPILED.size() > MAX_COMPILED) {
-                COMPILED.remove(COMPILED.keySet().iterator().next());
-            }
-        }
-        return built;
+        return cached(COMPILED, MAX_COMPILED, key, () -> of(detectors));
     }
 
     /**
@@ -196,20 +180,30 @@ public final class DetectorSet {
             return this;
         }
         List<TapKeyword> key = List.copyOf(tap);
-        synchronized (tapped) {
-            DetectorSet known = tapped.get(key);
+        return cached(tapped, MAX_TAPPED, key, () -> new DetectorSet(detectors, key));
+    }
+
+    /**
+     * The set {@code lru} (access-ordered) holds for {@code key}, else the one {@code build} makes, kept
+     * with at most {@code max} entries (the least recently used dropped). Built outside the lock, so a
+     * slow build blocks no reader; of two threads building the same key at once, the first one kept wins.
+     */
+    private static <K> DetectorSet cached(Map<K, DetectorSet> lru, int max, K key,
+                                          java.util.function.Supplier<DetectorSet> build) {
+        synchronized (lru) {
+            DetectorSet known = lru.get(key);
             if (known != null) {
                 return known;
             }
         }
-        DetectorSet built = new DetectorSet(detectors, key);
-        synchronized (tapped) {
-            DetectorSet raced = tapped.putIfAbsent(key, built);
+        DetectorSet built = build.get();
+        synchronized (lru) {
+            DetectorSet raced = lru.putIfAbsent(key, built);
             if (raced != null) {
                 return raced;
             }
-            if (tapped.size() > MAX_TAPPED) {
-                tapped.remove(tapped.keySet().iterator().next());
+            if (lru.size() > max) {
+                lru.remove(lru.keySet().iterator().next());
             }
         }
         return built;
